@@ -1,0 +1,52 @@
+// eventRecord, streamWaitEvent, eventSynchronize. On the host backend every op already runs in
+// issue order, so these order nothing further there.
+#include "ops/ops.hpp"
+#include "runner/cuda_check.hpp"
+#include "runner/cuda_state.hpp"
+#include "runner/load_context.hpp"
+
+namespace streamlab {
+namespace {
+
+constexpr std::string_view kRecordKeys[] = {"event", "stream?"};
+constexpr std::string_view kWaitKeys[] = {"stream", "event"};
+constexpr std::string_view kEventSyncKeys[] = {"event"};
+
+void parse_record(MapReader& r, Op& op) {
+  op.event = r.event("event");
+  op.stream = r.stream("stream", false);
+}
+
+void parse_wait(MapReader& r, Op& op) {
+  op.stream = r.stream("stream", true);
+  op.event = r.event("event");
+}
+
+void parse_event_sync(MapReader& r, Op& op) { op.event = r.event("event"); }
+
+void host_nothing(HostState&, const Op&) {}
+
+void cuda_record(CudaState& s, const Op& op) {
+  STREAMLAB_CUDA(cudaEventRecord(s.events[op.event], s.streams[op.stream]));
+}
+
+void cuda_wait(CudaState& s, const Op& op) {
+  STREAMLAB_CUDA(cudaStreamWaitEvent(s.streams[op.stream], s.events[op.event], 0));
+}
+
+void cuda_event_sync(CudaState& s, const Op& op) { STREAMLAB_CUDA(cudaEventSynchronize(s.events[op.event])); }
+
+}  // namespace
+
+const OpKind kEventRecord = {
+    "eventRecord", "cudaEventRecord: capture the work issued so far to stream (default: legacy) in event",
+    kRecordKeys, parse_record, host_nothing, cuda_record};
+
+const OpKind kStreamWaitEvent = {
+    "streamWaitEvent", "cudaStreamWaitEvent: later work in stream waits for the work event captured",
+    kWaitKeys, parse_wait, host_nothing, cuda_wait};
+
+const OpKind kEventSynchronize = {"eventSynchronize", "cudaEventSynchronize: the host waits for the event's work",
+                                  kEventSyncKeys, parse_event_sync, host_nothing, cuda_event_sync};
+
+}  // namespace streamlab

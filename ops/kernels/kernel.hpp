@@ -1,0 +1,55 @@
+#pragma once
+// The table of built-in kernels: each has a device launcher (.cu), a host reference that
+// computes exactly what the launch computes (respecting its grid, so a grid that misses
+// elements leaves them unwritten on both backends), and a parameter signature that load uses to
+// type-check `args`.
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "ops/kernels/kernel_abi.hpp"
+#include "runner/experiment.hpp"
+
+namespace streamlab {
+
+enum class ParamKind { in_buffer, out_buffer, scalar };
+
+struct KernelParam {
+  std::string_view name;
+  ParamKind kind;
+  std::string_view doc;  // what the parameter means, for `streamlab list`
+};
+
+// A launch as load sees it, for the kernel's own argument checks.
+struct KernelCall {
+  const Experiment& exp;
+  const Op& op;
+  const Buffer& buffer(int param) const { return exp.buffers[op.args[param].buffer]; }
+  int64_t scalar(int param) const { return op.args[param].scalar; }
+};
+
+// A problem a kernel finds in its arguments; `where` names the YAML key to point at
+// (a parameter name, or "block" / "grid").
+struct KernelArgProblem {
+  std::string where;
+  std::string message;
+};
+
+struct KernelInfo {
+  std::string_view name;
+  std::string_view summary;
+  std::span<const KernelParam> params;
+  std::optional<KernelArgProblem> (*validate)(const KernelCall&);
+  void (*host)(const LaunchDims&, const KernelArgs&);
+  cudaError_t (*launch)(const LaunchDims&, cudaStream_t, const KernelArgs&);
+};
+
+std::span<const KernelInfo> kernel_table();
+// Index into kernel_table(), or -1.
+int find_kernel(std::string_view name);
+
+}  // namespace streamlab

@@ -1,0 +1,23 @@
+#pragma once
+// What a built-in kernel's device launcher and host reference receive. Plain data only, so the
+// .cu files include nothing but this and the CUDA runtime.
+#include <cstdint>
+
+namespace streamlab {
+
+inline constexpr int kMaxKernelParams = 8;
+
+struct LaunchDims {
+  int64_t grid[3] = {1, 1, 1};
+  int64_t block[3] = {1, 1, 1};
+  int64_t shared_bytes = 0;  // dynamic shared memory per block, in bytes
+};
+
+// Arguments by parameter position: buffer parameters in ptr (device pointers for the cuda
+// backend, host pointers for the host backend), scalar parameters in scalar.
+struct KernelArgs {
+  void* ptr[kMaxKernelParams] = {};
+  int64_t scalar[kMaxKernelParams] = {};
+};
+
+}  // namespace streamlab

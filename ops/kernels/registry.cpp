@@ -1,0 +1,71 @@
+// The table of built-in kernels. Adding a kernel: its .cu launcher and host reference, a
+// parameter list, and one entry below.
+#include <fmt/format.h>
+
+#include "ops/kernels/kernel.hpp"
+#include "ops/kernels/transpose.hpp"
+
+namespace streamlab {
+namespace {
+
+constexpr KernelParam kTransposeParams[] = {
+    {"in", ParamKind::in_buffer, "n x n matrix, 4-byte elements (int32, uint32, float32)"},
+    {"out", ParamKind::out_buffer, "n x n matrix, same type as in; receives in transposed"},
+    {"n", ParamKind::scalar, "matrix edge, in elements"},
+};
+
+std::optional<KernelArgProblem> check_square_args(const KernelCall& call) {
+  const Buffer& in = call.buffer(0);
+  const Buffer& out = call.buffer(1);
+  int64_t n = call.scalar(2);
+  if (elem_size(in.type) != 4)
+    return KernelArgProblem{"in", fmt::format("buffer '{}' is {}; expected 4-byte elements "
+                                              "(int32, uint32 or float32)", in.name, elem_type_name(in.type))};
+  if (out.type != in.type)
+    return KernelArgProblem{"out", fmt::format("buffer '{}' is {}, but 'in' is {}; expected the same type",
+                                               out.name, elem_type_name(out.type), elem_type_name(in.type))};
+  if (n < 1) return KernelArgProblem{"n", fmt::format("n is {}; expected at least 1", n)};
+  int64_t needed = 0;
+  if (__builtin_mul_overflow(n, n, &needed))
+    return KernelArgProblem{"n", fmt::format("n*n overflows for n = {}", n)};
+  for (int p : {0, 1}) {
+    const Buffer& b = call.buffer(p);
+    if (b.count < needed)
+      return KernelArgProblem{std::string(kTransposeParams[p].name),
+                              fmt::format("buffer '{}' holds {} elements; n*n = {} needed", b.name, b.count, needed)};
+  }
+  return std::nullopt;
+}
+
+std::optional<KernelArgProblem> check_tiled_args(const KernelCall& call) {
+  if (auto problem = check_square_args(call)) return problem;
+  const auto& block = call.op.block;
+  if (block[0] != kTransposeTile || kTransposeTile % block[1] != 0 || block[2] != 1)
+    return KernelArgProblem{"block", fmt::format(
+        "transpose_tiled needs block [32, k] with k dividing 32 (one 32x32 tile per block); got [{}, {}, {}]",
+        block[0], block[1], block[2])};
+  return std::nullopt;
+}
+
+constexpr KernelInfo kKernels[] = {
+    {"transpose_naive",
+     "out[r][c] = in[c][r], one thread per element, coalesced writes and strided reads "
+     "(the reference material's kernel); grid covers n x n threads",
+     kTransposeParams, check_square_args, host_transpose_naive, launch_transpose_naive},
+    {"transpose_tiled",
+     "out[r][c] = in[c][r] through a 32x32 shared-memory tile and __syncthreads, coalesced both "
+     "ways; block [32, k], grid [ceil(n/32), ceil(n/32)]",
+     kTransposeParams, check_tiled_args, host_transpose_tiled, launch_transpose_tiled},
+};
+
+}  // namespace
+
+std::span<const KernelInfo> kernel_table() { return kKernels; }
+
+int find_kernel(std::string_view name) {
+  for (size_t i = 0; i < std::size(kKernels); ++i)
+    if (kKernels[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace streamlab

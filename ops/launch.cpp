@@ -1,0 +1,141 @@
+// launch: a built-in kernel on a stream with a grid, a block, dynamic shared memory and named
+// arguments, type-checked against the kernel's signature (ops/kernels/registry.cpp).
+#include <fmt/format.h>
+
+#include "ops/kernels/kernel.hpp"
+#include "ops/ops.hpp"
+#include "runner/cuda_check.hpp"
+#include "runner/cuda_state.hpp"
+#include "runner/host_state.hpp"
+#include "runner/load_context.hpp"
+#include "runner/suggest.hpp"
+
+namespace streamlab {
+namespace {
+
+constexpr std::string_view kLaunchKeys[] = {"kernel", "grid", "block", "shared?", "stream?", "args"};
+
+// Limits of every GPU streamlab targets (compute capability 7.5 and later).
+constexpr int64_t kMaxThreadsPerBlock = 1024;
+constexpr int64_t kMaxBlockDim[3] = {1024, 1024, 64};
+constexpr int64_t kMaxGridDim[3] = {2147483647, 65535, 65535};
+constexpr int64_t kMaxStaticOptInShared = 48 * 1024;  // more needs cudaFuncSetAttribute
+
+void check_geometry(MapReader& r, const Op& op) {
+  static const char* axis[] = {"x", "y", "z"};
+  for (int i = 0; i < 3; ++i) {
+    if (op.grid[i] > kMaxGridDim[i])
+      r.ctx.error(r.get("grid"), fmt::format("grid.{} = {} exceeds the limit {}", axis[i], op.grid[i], kMaxGridDim[i]));
+    if (op.block[i] > kMaxBlockDim[i])
+      r.ctx.error(r.get("block"), fmt::format("block.{} = {} exceeds the limit {}", axis[i], op.block[i], kMaxBlockDim[i]));
+  }
+  int64_t threads = op.block[0] * op.block[1] * op.block[2];  // each at most 1024: no overflow
+  if (threads > kMaxThreadsPerBlock)
+    r.ctx.error(r.get("block"), fmt::format("block has {} threads; at most {} per block", threads, kMaxThreadsPerBlock));
+}
+
+std::vector<std::string> param_keys(const KernelInfo& k) {
+  std::vector<std::string> keys;
+  for (const auto& p : k.params) keys.emplace_back(p.name);
+  return keys;
+}
+
+// Binds every parameter of the kernel; returns false if any is missing or of the wrong kind.
+bool bind_args(MapReader& r, const KernelInfo& k, Op& op) {
+  if (!r.has("args")) {
+    r.require("args");
+    return false;
+  }
+  MapReader args(r.ctx, r.get("args"), fmt::format("args of kernel '{}'", k.name), param_keys(k));
+  if (!args.ok()) return false;
+  bool good = true;
+  op.args.resize(k.params.size());
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const KernelParam& p = k.params[i];
+    YAML::Node node = args.require(p.name);
+    if (p.kind == ParamKind::scalar) {
+      auto v = r.ctx.integer(node, p.name);
+      good = good && v.has_value();
+      op.args[i].scalar = v.value_or(0);
+      continue;
+    }
+    auto b = r.ctx.buffer(node);
+    good = good && b.has_value();
+    if (!b) continue;
+    op.args[i].buffer = *b;
+    const Buffer& buf = r.ctx.exp.buffers[*b];
+    if (buf.memory != MemoryKind::device) {
+      r.ctx.error(node, fmt::format("kernel arg '{}' needs a device buffer; '{}' is {} host memory",
+                                    p.name, buf.name, memory_kind_name(buf.memory)));
+      good = false;
+    }
+  }
+  return good;
+}
+
+void report_kernel_problem(MapReader& r, const KernelArgProblem& problem) {
+  YAML::Node at = r.get(problem.where);
+  if (!at.IsDefined()) {
+    YAML::Node args = r.get("args");
+    at = args.IsMap() && args[problem.where] ? args[problem.where] : r.node();
+  }
+  r.ctx.error(at, problem.message);
+}
+
+void parse_launch(MapReader& r, Op& op) {
+  std::vector<std::string> names;
+  for (const auto& k : kernel_table()) names.emplace_back(k.name);
+  auto kernel = r.ctx.choice(r.require("kernel"), "kernel", names);
+  auto grid = r.ctx.dims(r.require("grid"), "grid");
+  auto block = r.ctx.dims(r.require("block"), "block");
+  op.shared_bytes = r.has("shared") ? r.ctx.integer(r.get("shared"), "shared").value_or(0) : 0;
+  if (op.shared_bytes < 0 || op.shared_bytes > kMaxStaticOptInShared)
+    r.ctx.error(r.get("shared"), fmt::format("shared: {} bytes of dynamic shared memory; expected 0..{}",
+                                             op.shared_bytes, kMaxStaticOptInShared));
+  op.stream = r.stream("stream", false);
+  op.device_work = true;
+  if (grid) op.grid = *grid;
+  if (block) op.block = *block;
+  if (grid && block) check_geometry(r, op);
+  if (!kernel) return;
+  op.kernel = static_cast<int>(*kernel);
+  const KernelInfo& k = kernel_table()[op.kernel];
+  if (bind_args(r, k, op) && grid && block)
+    if (auto problem = k.validate(KernelCall{r.ctx.exp, op})) report_kernel_problem(r, *problem);
+}
+
+LaunchDims launch_dims(const Op& op) {
+  LaunchDims d;
+  for (int i = 0; i < 3; ++i) d.grid[i] = op.grid[i], d.block[i] = op.block[i];
+  d.shared_bytes = op.shared_bytes;
+  return d;
+}
+
+template <class Pointers>
+KernelArgs kernel_args(const Op& op, const Pointers& buffers) {
+  KernelArgs a;
+  for (size_t i = 0; i < op.args.size(); ++i) {
+    if (op.args[i].buffer >= 0) a.ptr[i] = buffers[op.args[i].buffer];
+    a.scalar[i] = op.args[i].scalar;
+  }
+  return a;
+}
+
+void host_launch(HostState& s, const Op& op) {
+  kernel_table()[op.kernel].host(launch_dims(op), kernel_args(op, s.buffers));
+}
+
+void cuda_launch(CudaState& s, const Op& op) {
+  const KernelInfo& k = kernel_table()[op.kernel];
+  cuda_check(k.launch(launch_dims(op), s.streams[op.stream], kernel_args(op, s.buffers)),
+             fmt::format("launch of {}<<<[{},{},{}], [{},{},{}], {}>>>", k.name, op.grid[0], op.grid[1],
+                         op.grid[2], op.block[0], op.block[1], op.block[2], op.shared_bytes).c_str());
+}
+
+}  // namespace
+
+const OpKind kLaunch = {"launch",
+                        "kernel<<<grid, block, shared, stream>>>(args): a built-in kernel (see kernels below)",
+                        kLaunchKeys, parse_launch, host_launch, cuda_launch};
+
+}  // namespace streamlab

@@ -1,0 +1,64 @@
+// memset and memsetAsync: every byte of a device buffer set to one value, as cudaMemset does.
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "ops/ops.hpp"
+#include "runner/cuda_check.hpp"
+#include "runner/cuda_state.hpp"
+#include "runner/host_state.hpp"
+#include "runner/load_context.hpp"
+
+namespace streamlab {
+namespace {
+
+constexpr std::string_view kMemsetKeys[] = {"dst", "value"};
+constexpr std::string_view kMemsetAsyncKeys[] = {"dst", "value", "stream?"};
+
+void parse_memset(MapReader& r, Op& op) {
+  op.dst = r.buffer("dst");
+  YAML::Node value = r.require("value");
+  if (auto v = r.ctx.integer(value, "value")) {
+    if (*v < 0 || *v > 255)
+      r.ctx.error(value, fmt::format("value: {} is not a byte; {} sets every byte to a value in 0..255",
+                                     *v, op.kind->name));
+    op.value = *v;
+  }
+  op.stream = kLegacyStream;
+  op.device_work = true;
+  if (op.dst >= 0 && r.ctx.exp.buffers[op.dst].memory != MemoryKind::device) {
+    const Buffer& b = r.ctx.exp.buffers[op.dst];
+    r.ctx.error(r.get("dst"), fmt::format("{} needs a device buffer; '{}' is {} host memory",
+                                          op.kind->name, b.name, memory_kind_name(b.memory)));
+  }
+}
+
+void parse_memset_async(MapReader& r, Op& op) {
+  parse_memset(r, op);
+  op.stream = r.stream("stream", false);
+}
+
+void host_memset(HostState& s, const Op& op) {
+  std::memset(s.buffers[op.dst], static_cast<int>(op.value), static_cast<size_t>(s.exp.buffers[op.dst].bytes));
+}
+
+void cuda_memset(CudaState& s, const Op& op) {
+  STREAMLAB_CUDA(cudaMemset(s.buffers[op.dst], static_cast<int>(op.value),
+                            static_cast<size_t>(s.exp.buffers[op.dst].bytes)));
+}
+
+void cuda_memset_async(CudaState& s, const Op& op) {
+  STREAMLAB_CUDA(cudaMemsetAsync(s.buffers[op.dst], static_cast<int>(op.value),
+                                 static_cast<size_t>(s.exp.buffers[op.dst].bytes), s.streams[op.stream]));
+}
+
+}  // namespace
+
+const OpKind kMemset = {"memset", "cudaMemset: set every byte of a device buffer to value (0..255); default stream",
+                        kMemsetKeys, parse_memset, host_memset, cuda_memset};
+
+const OpKind kMemsetAsync = {"memsetAsync",
+                             "cudaMemsetAsync: set every byte of a device buffer to value (0..255) in a stream",
+                             kMemsetAsyncKeys, parse_memset_async, host_memset, cuda_memset_async};
+
+}  // namespace streamlab

@@ -1,0 +1,36 @@
+#pragma once
+// The op-kind interface. Each op kind lives in one place (a file under ops/): how it is read
+// from YAML, how the host backend performs it and how the cuda backend issues it. The table in
+// registry.cpp lists them; `streamlab list` prints it.
+#include <span>
+#include <string_view>
+
+#include "runner/experiment.hpp"
+
+namespace streamlab {
+
+class MapReader;
+struct HostState;
+struct CudaState;
+
+struct OpKind {
+  std::string_view name;     // the CUDA runtime API name without the `cuda` prefix
+  std::string_view summary;  // one line for `streamlab list`
+  std::span<const std::string_view> keys;  // YAML keys it accepts besides `id`; `?` marks optional
+  // Reads the op's fields into `op` (reporting problems through the reader). Called after
+  // `op.kind`, `op.loc` and `op.id` are set.
+  void (*parse)(MapReader&, Op&);
+  // Performs the op on host memory, in issue order (host backend).
+  void (*run_host)(HostState&, const Op&);
+  // Issues the op to the CUDA runtime; throws CudaError on failure (cuda backend).
+  void (*run_cuda)(CudaState&, const Op&);
+};
+
+std::span<const OpKind* const> op_table();
+const OpKind* find_op_kind(std::string_view name);
+
+// Key name without its optional marker: "stream?" -> "stream".
+std::string_view key_name(std::string_view key);
+bool key_optional(std::string_view key);
+
+}  // namespace streamlab

@@ -1,0 +1,13 @@
+#pragma once
+// The op kinds defined under ops/, one per runtime API call; registry.cpp puts them in a table.
+#include "ops/op.hpp"
+
+namespace streamlab {
+
+extern const OpKind kMemcpy, kMemcpyAsync;                            // copy.cpp
+extern const OpKind kMemset, kMemsetAsync;                            // memset.cpp
+extern const OpKind kLaunch;                                          // launch.cpp
+extern const OpKind kEventRecord, kStreamWaitEvent, kEventSynchronize;  // event.cpp
+extern const OpKind kStreamSynchronize, kDeviceSynchronize;           // sync.cpp
+
+}  // namespace streamlab

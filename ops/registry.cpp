@@ -1,0 +1,29 @@
+// The table of op kinds. Adding an op: its file under ops/, a declaration in ops.hpp, one line
+// here, the schema, a test and an experiment.
+#include "ops/ops.hpp"
+
+namespace streamlab {
+namespace {
+
+const OpKind* const kOps[] = {
+    &kMemcpy,      &kMemcpyAsync,      &kMemset,          &kMemsetAsync,       &kLaunch,
+    &kEventRecord, &kStreamWaitEvent,  &kEventSynchronize, &kStreamSynchronize, &kDeviceSynchronize,
+};
+
+}  // namespace
+
+std::span<const OpKind* const> op_table() { return kOps; }
+
+const OpKind* find_op_kind(std::string_view name) {
+  for (const OpKind* k : kOps)
+    if (k->name == name) return k;
+  return nullptr;
+}
+
+std::string_view key_name(std::string_view key) {
+  return key_optional(key) ? key.substr(0, key.size() - 1) : key;
+}
+
+bool key_optional(std::string_view key) { return !key.empty() && key.back() == '?'; }
+
+}  // namespace streamlab

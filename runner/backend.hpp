@@ -1,0 +1,62 @@
+#pragma once
+// A backend runs an experiment's ops: `cuda` on the real runtime, `host` on host memory (a
+// functional emulator that never claims GPU times). Backends produce records; they never print.
+#include <cmath>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runner/experiment.hpp"
+
+namespace streamlab {
+
+// Timings of one op in one repetition. All in milliseconds.
+struct OpSample {
+  double issue_ms = 0;   // host clock when the API call began, from the repetition's start
+  double return_ms = 0;  // host clock when it returned
+  // Device interval from timing events in the op's own stream, relative to an event recorded at
+  // the repetition's start; NaN for host-only ops and on the host backend.
+  double start_ms = NAN, end_ms = NAN;
+  double host_ms() const { return return_ms - issue_ms; }
+  double device_ms() const { return end_ms - start_ms; }
+};
+
+struct RepetitionSample {
+  std::vector<OpSample> ops;  // by op index
+  double host_span_ms = 0;    // host clock from the first issue to the end of the final device sync
+  double device_span_ms = NAN;  // first device start to last device end (NaN: no device ops timed)
+};
+
+// A CUDA or runtime failure while running; the message names the op and its YAML line (exit 3).
+class RunError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;         // "cuda" or "host"
+  virtual std::string description() const = 0;  // the device, for reports
+  virtual bool measures_device_time() const = 0;
+  // Allocates and fills every buffer (init or poison), creates streams and events.
+  virtual void prepare() = 0;
+  // Issues every op in order, then waits until the device is idle.
+  virtual RepetitionSample run_repetition() = 0;
+  // Final contents of a buffer, in host memory; valid until the next call on the backend.
+  virtual std::span<const std::byte> contents(int buffer) = 0;
+};
+
+std::unique_ptr<Backend> make_host_backend(const Experiment& exp);
+std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device);
+
+// Number of CUDA devices; 0 with the runtime's reason in `why` when there is none (no driver,
+// no GPU). The first CUDA call of the process: it also sets the process's CUDA environment.
+int cuda_device_count(std::string* why);
+
+// "op 'k1' (exp.yaml:14:5)": how errors name an op.
+std::string op_context(const Op& op);
+
+}  // namespace streamlab

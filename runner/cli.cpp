@@ -1,0 +1,181 @@
+// The command line: a thin map from subcommands to library calls, and from exceptions to exit
+// codes. Reports go to stdout, diagnostics and notes to stderr.
+#include "runner/cli.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "ops/kernels/kernel.hpp"
+#include "ops/op.hpp"
+#include "runner/diagnostics.hpp"
+#include "runner/execute.hpp"
+#include "runner/load.hpp"
+#include "runner/report_console.hpp"
+#include "runner/suggest.hpp"
+
+namespace streamlab {
+namespace {
+
+struct RunArgs {
+  std::string file;
+  std::vector<std::string> sets;
+  int64_t repeat = -1, warmup = -1;  // -1: the experiment's own
+  std::string backend = "auto";
+  int device = 0;
+};
+
+LoadOptions load_options(const std::vector<std::string>& sets) {
+  LoadOptions options;
+  for (const auto& s : sets) {
+    auto eq = s.find('=');
+    options.overrides.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+  }
+  return options;
+}
+
+std::string validate_set(std::string& s) {
+  auto eq = s.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+    return "expected NAME=VALUE (e.g. --set N=4096), got '" + s + "'";
+  return "";
+}
+
+void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
+  cmd->add_option("--set", sets, "Override a param: NAME=EXPR (repeatable)")
+      ->type_name("NAME=EXPR")
+      ->check(CLI::Validator(validate_set, "NAME=EXPR", "set"));
+}
+
+// Chooses the backend; with `auto` and no device, says on stderr that it falls back to the host.
+std::unique_ptr<Backend> choose_backend(const Experiment& exp, const RunArgs& args) {
+  if (args.backend == "host") return make_host_backend(exp);
+  std::string why;
+  int count = cuda_device_count(&why);
+  if (args.backend == "cuda" && count == 0) throw RunError("--backend cuda: no CUDA device (" + why + ")");
+  if (count == 0) {
+    std::cerr << fmt::format(
+        "streamlab: note: no CUDA device ({}); running on the host backend: results are validated, "
+        "no GPU times are measured\n", why);
+    return make_host_backend(exp);
+  }
+  if (args.device < 0 || args.device >= count)
+    throw RunError(fmt::format("--device {}: no such device ({} CUDA device{})", args.device, count, count == 1 ? "" : "s"));
+  return make_cuda_backend(exp, args.device);
+}
+
+// Repetitions: the command line's, else the experiment's; the host backend runs once by default
+// (it measures no GPU time, so repeating it only proves determinism).
+RunOptions run_options(const Experiment& exp, const RunArgs& args, const Backend& backend) {
+  bool host = !backend.measures_device_time();
+  RunOptions o;
+  o.repeat = args.repeat >= 0 ? args.repeat : (host ? 1 : exp.repeat);
+  o.warmup = args.warmup >= 0 ? args.warmup : (host ? 0 : exp.warmup);
+  return o;
+}
+
+int cmd_run(const RunArgs& args) {
+  Experiment exp = load_file(args.file, load_options(args.sets));
+  auto backend = choose_backend(exp, args);
+  RunRecord record = run_experiment(exp, *backend, run_options(exp, args, *backend));
+  std::cout << format_console_report(exp, record) << std::flush;
+  return record.checks_passed() ? kExitOk : kExitCheckFailed;
+}
+
+int cmd_check(const RunArgs& args) {
+  Experiment exp = load_file(args.file, load_options(args.sets));
+  std::cout << fmt::format("{}: ok: '{}', {} ops, {} buffers, {} streams, {} events, {} checks\n", exp.file, exp.name,
+                           exp.ops.size(), exp.buffers.size(), exp.streams.size() - 1, exp.events.size(),
+                           exp.checks.size());
+  return kExitOk;
+}
+
+std::string op_fields(const OpKind& k) {
+  std::vector<std::string> keys(k.keys.begin(), k.keys.end());
+  keys.emplace_back("id?");
+  return keys.empty() ? "" : join(keys);
+}
+
+std::string kernel_params(const KernelInfo& k) {
+  std::string out;
+  for (const auto& p : k.params) {
+    std::string_view kind = p.kind == ParamKind::in_buffer ? "in" : p.kind == ParamKind::out_buffer ? "out" : "int";
+    out += fmt::format("      {:<6} {:<4} {}\n", p.name, kind, p.doc);
+  }
+  return out;
+}
+
+int cmd_list() {
+  std::string out = "ops (fields; ? = optional)\n";
+  for (const OpKind* k : op_table()) out += fmt::format("  {:<18} {}\n  {:<18} {}\n", k->name, op_fields(*k), "", k->summary);
+  out += "\nkernels (args: in = input buffer, out = output buffer, int = integer expression)\n";
+  for (const auto& k : kernel_table()) out += fmt::format("  {}\n    {}\n{}", k.name, k.summary, kernel_params(k));
+  out += "\nchecks\n";
+  for (const auto& c : check_kinds()) out += fmt::format("  {:<10} {:<14} {}\n", c.name, c.fields, c.summary);
+  std::cout << out;
+  return kExitOk;
+}
+
+// "did you mean" for a mistyped subcommand, before CLI11 gives its generic message.
+bool reject_unknown_command(int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return false;
+  const std::vector<std::string> commands = {"run", "check", "list"};
+  std::string word = argv[1];
+  if (std::find(commands.begin(), commands.end(), word) != commands.end()) return false;
+  std::cerr << fmt::format("streamlab: error: unknown command '{}'{} (commands: {}; see streamlab --help)\n", word,
+                           did_you_mean(word, commands), join(commands));
+  return true;
+}
+
+void add_run_options(CLI::App* run, RunArgs& args) {
+  run->add_option("--repeat", args.repeat, "Timed repetitions (default: the experiment's repeat)")->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  run->add_option("--warmup", args.warmup, "Untimed repetitions first (default: the experiment's warmup)")->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  run->add_option("--backend", args.backend, "cuda, host, or auto: cuda when a device exists")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}));
+  run->add_option("--device", args.device, "CUDA device index");
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  if (reject_unknown_command(argc, argv)) return kExitInvalid;
+  CLI::App app{"streamlab: a YAML-driven CUDA streams experiment runner"};
+  app.set_version_flag("--version", std::string("streamlab ") + STREAMLAB_VERSION);
+  app.require_subcommand(1);
+  RunArgs args;
+  auto* run = app.add_subcommand("run", "Load, run (warm-up + timed repetitions), check and report an experiment");
+  run->add_option("experiment", args.file, "Experiment YAML file")->required();
+  add_set_option(run, args.sets);
+  add_run_options(run, args);
+  auto* check = app.add_subcommand("check", "Load and check an experiment without running it");
+  check->add_option("experiment", args.file, "Experiment YAML file")->required();
+  add_set_option(check, args.sets);
+  app.add_subcommand("list", "List the ops, kernels and checks an experiment can use");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitInvalid;
+  }
+  try {
+    if (run->parsed()) return cmd_run(args);
+    if (check->parsed()) return cmd_check(args);
+    return cmd_list();
+  } catch (const InvalidExperiment& e) {
+    std::cerr << e.what();
+    return kExitInvalid;
+  } catch (const RunError& e) {
+    std::cerr << "streamlab: error: " << e.what() << "\n";
+    return kExitRuntime;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "streamlab: error: out of host memory\n";
+    return kExitRuntime;
+  } catch (const std::exception& e) {
+    std::cerr << "streamlab: error: " << e.what() << "\n";
+    return kExitRuntime;
+  }
+}
+
+}  // namespace streamlab

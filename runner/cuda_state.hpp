@@ -1,0 +1,18 @@
+#pragma once
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "runner/experiment.hpp"
+
+namespace streamlab {
+
+// What the cuda backend's ops work on: the experiment's resources as CUDA handles, by index.
+struct CudaState {
+  const Experiment& exp;
+  std::vector<cudaStream_t> streams;  // [kLegacyStream] is cudaStreamLegacy
+  std::vector<void*> buffers;         // device pointers for device memory, host pointers otherwise
+  std::vector<cudaEvent_t> events;
+};
+
+}  // namespace streamlab

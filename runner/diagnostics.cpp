@@ -1,0 +1,76 @@
+#include "runner/diagnostics.hpp"
+
+#include <fmt/format.h>
+
+namespace streamlab {
+
+void Diagnostics::error(const SourceLoc& loc, std::string message) {
+  items_.push_back({Severity::error, loc, std::move(message)});
+}
+
+void Diagnostics::note(const SourceLoc& loc, std::string message) {
+  items_.push_back({Severity::note, loc, std::move(message)});
+}
+
+bool Diagnostics::has_errors() const {
+  for (const auto& d : items_)
+    if (d.severity == Severity::error) return true;
+  return false;
+}
+
+namespace {
+
+std::string_view severity_name(Severity s) {
+  switch (s) {
+    case Severity::error: return "error";
+    case Severity::warning: return "warning";
+    case Severity::note: return "note";
+  }
+  return "error";
+}
+
+// The 1-based line `line` of `source`, without its newline; empty when out of range.
+std::string_view source_line(std::string_view source, int line) {
+  size_t begin = 0;
+  for (int i = 1; i < line; ++i) {
+    begin = source.find('\n', begin);
+    if (begin == std::string_view::npos) return {};
+    ++begin;
+  }
+  size_t end = source.find('\n', begin);
+  std::string_view text = source.substr(begin, end == std::string_view::npos ? end : end - begin);
+  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+  return text;
+}
+
+// The caret line keeps tabs where the source has them, so the caret lines up in any terminal.
+std::string caret_padding(std::string_view text, int col) {
+  std::string pad;
+  for (int i = 0; i + 1 < col; ++i)
+    pad += (static_cast<size_t>(i) < text.size() && text[i] == '\t') ? '\t' : ' ';
+  return pad;
+}
+
+}  // namespace
+
+std::string format_diagnostic(const Diagnostic& d, std::string_view source) {
+  std::string out;
+  if (d.loc.line > 0)
+    out = fmt::format("{}:{}:{}: {}: {}\n", d.loc.file, d.loc.line, d.loc.col,
+                      severity_name(d.severity), d.message);
+  else
+    out = fmt::format("{}: {}: {}\n", d.loc.file, severity_name(d.severity), d.message);
+  std::string_view text = d.loc.line > 0 ? source_line(source, d.loc.line) : std::string_view{};
+  if (text.empty()) return out;
+  out += fmt::format("{:>5} | {}\n", d.loc.line, text);
+  out += fmt::format("      | {}^\n", caret_padding(text, d.loc.col));
+  return out;
+}
+
+std::string format_diagnostics(const Diagnostics& ds, std::string_view source) {
+  std::string out;
+  for (const auto& d : ds.items()) out += format_diagnostic(d, source);
+  return out;
+}
+
+}  // namespace streamlab

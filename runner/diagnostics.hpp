@@ -1,0 +1,45 @@
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runner/source_loc.hpp"
+
+namespace streamlab {
+
+enum class Severity { error, warning, note };
+
+struct Diagnostic {
+  Severity severity = Severity::error;
+  SourceLoc loc;
+  std::string message;
+};
+
+// Collects every problem of a file, so the user sees all of them at once (like a compiler),
+// rather than one per run.
+class Diagnostics {
+ public:
+  void error(const SourceLoc& loc, std::string message);
+  void note(const SourceLoc& loc, std::string message);
+  bool has_errors() const;
+  const std::vector<Diagnostic>& items() const { return items_; }
+
+ private:
+  std::vector<Diagnostic> items_;
+};
+
+// `file:line:col: error: message`, then the offending source line and a caret under the column.
+// `source` is the whole text of the file the diagnostic points into (may be empty).
+std::string format_diagnostic(const Diagnostic& d, std::string_view source);
+std::string format_diagnostics(const Diagnostics& ds, std::string_view source);
+
+// Thrown by load when an experiment is invalid; carries every diagnostic (exit code 2).
+class InvalidExperiment : public std::runtime_error {
+ public:
+  InvalidExperiment(std::string formatted, Diagnostics ds)
+      : std::runtime_error(std::move(formatted)), diagnostics(std::move(ds)) {}
+  Diagnostics diagnostics;
+};
+
+}  // namespace streamlab

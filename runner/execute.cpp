@@ -1,0 +1,24 @@
+#include "runner/execute.hpp"
+
+namespace streamlab {
+
+bool RunRecord::checks_passed() const {
+  for (const auto& c : checks)
+    if (!c.passed) return false;
+  return true;
+}
+
+RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptions& options) {
+  RunRecord record;
+  record.backend = backend.name();
+  record.device_timing = backend.measures_device_time();
+  record.warmup = options.warmup;
+  backend.prepare();
+  record.device = backend.description();
+  for (int64_t i = 0; i < options.warmup; ++i) backend.run_repetition();
+  for (int64_t i = 0; i < options.repeat; ++i) record.reps.push_back(backend.run_repetition());
+  record.checks = run_checks(exp, [&](int index) { return backend.contents(index); });
+  return record;
+}
+
+}  // namespace streamlab

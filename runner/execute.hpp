@@ -1,0 +1,30 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "runner/backend.hpp"
+#include "runner/checks.hpp"
+
+namespace streamlab {
+
+struct RunOptions {
+  int64_t repeat = 1;  // timed repetitions
+  int64_t warmup = 0;  // untimed repetitions before them
+};
+
+// Everything a run produced; reports format it and measure nothing.
+struct RunRecord {
+  std::string backend;      // "cuda" or "host"
+  std::string device;       // the backend's description of where it ran
+  bool device_timing = false;
+  int64_t warmup = 0;
+  std::vector<RepetitionSample> reps;  // timed repetitions only
+  std::vector<CheckResult> checks;     // on the contents after the last repetition
+  bool checks_passed() const;
+};
+
+// prepare -> warm-up repetitions -> timed repetitions -> checks. Throws RunError on a CUDA or
+// runtime failure.
+RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptions& options);
+
+}  // namespace streamlab

@@ -1,0 +1,99 @@
+#pragma once
+// The experiment IR: what load produces and everything downstream reads. Flat and resolved:
+// names are indices, expressions are values, every node keeps its file:line:col.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runner/source_loc.hpp"
+
+namespace streamlab {
+
+struct OpKind;
+
+enum class ElemType { int32, uint32, int64, float32, float64, uint8 };
+enum class MemoryKind { device, pinned, pageable };
+
+std::string_view elem_type_name(ElemType t);
+size_t elem_size(ElemType t);
+bool is_float(ElemType t);
+std::string_view memory_kind_name(MemoryKind m);
+bool is_host_memory(MemoryKind m);
+
+// How a buffer's contents start. Buffers with no init are poisoned instead (see buffer_init.hpp).
+struct InitSpec {
+  enum class Kind { none, zeros, value, sequence, random } kind = Kind::none;
+  double value = 0;      // value: every element; sequence: the first element
+  double step = 1;       // sequence: difference between neighbours
+  uint64_t seed = 0;     // random
+};
+
+struct Buffer {
+  std::string name;
+  SourceLoc loc;
+  ElemType type = ElemType::int32;
+  MemoryKind memory = MemoryKind::device;
+  std::vector<int64_t> shape;  // as written ([count] when given as `count`)
+  int64_t count = 0;           // elements
+  int64_t bytes = 0;
+  InitSpec init;
+};
+
+// Index 0 is always the legacy default stream (reserved name `legacy`, CUDA's stream 0).
+struct Stream {
+  std::string name;
+  SourceLoc loc;
+  bool legacy = false;
+  bool non_blocking = false;  // cudaStreamNonBlocking: no implicit sync with the legacy stream
+};
+inline constexpr int kLegacyStream = 0;
+
+struct Event {
+  std::string name;
+  SourceLoc loc;
+};
+
+// One bound kernel argument, in the kernel signature's parameter order.
+struct KernelArg {
+  int buffer = -1;      // buffer parameters
+  int64_t scalar = 0;   // scalar parameters
+};
+
+struct Op {
+  const OpKind* kind = nullptr;
+  SourceLoc loc;
+  std::string id;          // the user's `id`, or "<kind>#<n>" (n = 1-based op number)
+  int stream = -1;         // stream its device work runs in; -1 for host-only ops
+  bool device_work = false;  // has a device interval worth timing (copies, memsets, kernels)
+  int dst = -1, src = -1;  // buffers (copies, memsets)
+  int event = -1;          // eventRecord, streamWaitEvent, eventSynchronize
+  int64_t value = 0;       // memset byte value
+  int kernel = -1;         // launch: index into the kernel table
+  std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  int64_t shared_bytes = 0;
+  std::vector<KernelArg> args;
+};
+
+struct CheckSpec {
+  std::string kind;  // transpose | equal
+  SourceLoc loc;
+  int a = -1, b = -1;  // transpose: input, output; equal: a, b
+};
+
+struct Experiment {
+  std::string name, description;
+  std::string file;    // as given on the command line
+  std::string source;  // the file's text, for diagnostics after load
+  std::vector<std::pair<std::string, int64_t>> params;  // in declaration order, after --set
+  int64_t repeat = 10, warmup = 2;
+  std::vector<Stream> streams;
+  std::vector<Buffer> buffers;
+  std::vector<Event> events;
+  std::vector<Op> ops;
+  std::vector<CheckSpec> checks;
+};
+
+}  // namespace streamlab

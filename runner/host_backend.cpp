@@ -1,0 +1,71 @@
+// The host backend: every op performed on host memory in issue order, kernels through their host
+// references. It validates experiments where there is no GPU; its timings are host times of the
+// emulation and are never reported as GPU times.
+#include <chrono>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "ops/op.hpp"
+#include "runner/backend.hpp"
+#include "runner/buffer_init.hpp"
+#include "runner/host_state.hpp"
+
+namespace streamlab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+class HostBackend final : public Backend {
+ public:
+  explicit HostBackend(const Experiment& exp) : exp_(exp), state_{exp, {}} {}
+
+  std::string name() const override { return "host"; }
+  std::string description() const override { return "host emulation (no GPU timing)"; }
+  bool measures_device_time() const override { return false; }
+
+  void prepare() override {
+    for (const Buffer& b : exp_.buffers) {
+      storage_.emplace_back(new std::byte[static_cast<size_t>(b.bytes)]);
+      fill_initial(b, storage_.back().get());
+      state_.buffers.push_back(storage_.back().get());
+    }
+  }
+
+  RepetitionSample run_repetition() override {
+    RepetitionSample rep;
+    auto t0 = Clock::now();
+    for (const Op& op : exp_.ops) {
+      OpSample s;
+      s.issue_ms = ms_since(t0);
+      op.kind->run_host(state_, op);
+      s.return_ms = ms_since(t0);
+      rep.ops.push_back(s);
+    }
+    rep.host_span_ms = ms_since(t0);
+    return rep;
+  }
+
+  std::span<const std::byte> contents(int buffer) override {
+    return {state_.buffers[buffer], static_cast<size_t>(exp_.buffers[buffer].bytes)};
+  }
+
+ private:
+  const Experiment& exp_;
+  HostState state_;
+  std::vector<std::unique_ptr<std::byte[]>> storage_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_host_backend(const Experiment& exp) { return std::make_unique<HostBackend>(exp); }
+
+std::string op_context(const Op& op) {
+  return fmt::format("op '{}' ({}:{}:{})", op.id, op.loc.file, op.loc.line, op.loc.col);
+}
+
+}  // namespace streamlab

@@ -1,0 +1,15 @@
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "runner/experiment.hpp"
+
+namespace streamlab {
+
+// What the host backend's ops work on: every buffer, whatever its memory kind, is host memory.
+struct HostState {
+  const Experiment& exp;
+  std::vector<std::byte*> buffers;  // by buffer index
+};
+
+}  // namespace streamlab

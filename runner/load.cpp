@@ -1,0 +1,157 @@
+// load: YAML text -> Experiment. One short function per section of the file; each reports its
+// problems and carries on, so the user gets every problem of the file in one run.
+#include "runner/load.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "ops/op.hpp"
+#include "runner/checks.hpp"
+#include "runner/load_context.hpp"
+#include "runner/suggest.hpp"
+
+namespace streamlab {
+namespace {
+
+const SourceLoc kCommandLine{"command line", 0, 0};
+
+void apply_override(LoadContext& ctx, const std::string& name, const std::string& text) {
+  auto value = evaluate(text, ctx.params);
+  if (auto* v = std::get_if<int64_t>(&value)) {
+    ctx.params[name] = *v;
+    return;
+  }
+  ctx.diags.error(kCommandLine, fmt::format("--set {}={}: {}", name, text, std::get<ExprError>(value).message));
+}
+
+void load_params(LoadContext& ctx, const YAML::Node& node, const LoadOptions& options) {
+  struct Declared { std::string name; SourceLoc loc; };
+  std::vector<Declared> declared;
+  std::vector<std::string> names;
+  if (node.IsMap()) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (!check_declared_name(ctx, it->first, declared, "param")) continue;
+      std::string name = it->first.Scalar();
+      declared.push_back({name, ctx.loc(it->first)});
+      names.push_back(name);
+      auto set = std::find_if(options.overrides.rbegin(), options.overrides.rend(),
+                              [&](const auto& o) { return o.first == name; });
+      if (set != options.overrides.rend())
+        apply_override(ctx, name, set->second);
+      else
+        ctx.params[name] = ctx.integer(it->second, name).value_or(0);  // 0 keeps later uses quiet
+      ctx.exp.params.emplace_back(name, ctx.params[name]);
+    }
+  } else if (node.IsDefined() && !node.IsNull()) {
+    ctx.error(node, fmt::format("params: expected a mapping {{NAME: integer expression}}, got {}", describe_node(node)));
+  }
+  for (const auto& [name, text] : options.overrides)
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      ctx.diags.error(kCommandLine, fmt::format("--set {}={}: the experiment has no param '{}'{}{}", name, text,
+                                                name, did_you_mean(name, names),
+                                                names.empty() ? "" : " (params: " + join(names) + ")"));
+}
+
+void load_streams(LoadContext& ctx, const YAML::Node& node) {
+  ctx.exp.streams.push_back({"legacy", {ctx.exp.file, 0, 0}, true, false});
+  if (!node.IsDefined() || node.IsNull()) return;
+  if (!node.IsMap()) {
+    ctx.error(node, fmt::format("streams: expected a mapping {{NAME: {{flags: ...}}}}, got {}", describe_node(node)));
+    return;
+  }
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == "legacy") {
+      ctx.error(it->first, "stream name 'legacy' is reserved for the legacy default stream (CUDA's stream 0); "
+                           "use it without declaring it");
+      continue;
+    }
+    if (!check_declared_name(ctx, it->first, ctx.exp.streams, "stream")) continue;
+    Stream s{it->first.Scalar(), ctx.loc(it->first), false, false};
+    MapReader r(ctx, it->second, fmt::format("stream '{}'", s.name), {"flags?"});
+    if (r.has("flags"))
+      s.non_blocking = ctx.choice(r.get("flags"), "stream flags", {"blocking", "non-blocking"}).value_or(0) == 1;
+    ctx.exp.streams.push_back(std::move(s));
+  }
+}
+
+void load_events(LoadContext& ctx, const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return;
+  if (!node.IsMap()) {
+    ctx.error(node, fmt::format("events: expected a mapping {{NAME: {{}}}}, got {}", describe_node(node)));
+    return;
+  }
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (!check_declared_name(ctx, it->first, ctx.exp.events, "event")) continue;
+    MapReader r(ctx, it->second, fmt::format("event '{}'", it->first.Scalar()), {});
+    ctx.exp.events.push_back({it->first.Scalar(), ctx.loc(it->first)});
+  }
+}
+
+}  // namespace
+
+// Defined in load_buffers.cpp and load_ops.cpp.
+void load_buffers(LoadContext& ctx, const YAML::Node& node);
+void load_ops(LoadContext& ctx, const YAML::Node& node);
+
+namespace {
+
+int64_t load_count(LoadContext& ctx, MapReader& top, std::string_view key, int64_t fallback, int64_t minimum) {
+  if (!top.has(key)) return fallback;
+  auto v = ctx.integer(top.get(key), key);
+  if (v && *v < minimum) ctx.error(top.get(key), fmt::format("{}: {} is less than {}", key, *v, minimum));
+  return v.value_or(fallback);
+}
+
+void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& options) {
+  MapReader top(ctx, root, "the experiment",
+                {"name", "description?", "params?", "repeat?", "warmup?", "streams?", "buffers?", "events?",
+                 "ops", "checks?"});
+  if (!top.ok() || root.IsNull()) {
+    if (root.IsNull()) ctx.diags.error({ctx.exp.file, 1, 1}, "the experiment is empty; expected a mapping with "
+                                                              "'name' and 'ops'");
+    return;
+  }
+  ctx.exp.name = ctx.scalar(top.require("name"), "name").value_or("");
+  ctx.exp.description = ctx.scalar(top.get("description"), "description").value_or("");
+  load_params(ctx, top.get("params"), options);
+  ctx.exp.repeat = load_count(ctx, top, "repeat", ctx.exp.repeat, 1);
+  ctx.exp.warmup = load_count(ctx, top, "warmup", ctx.exp.warmup, 0);
+  load_streams(ctx, top.get("streams"));
+  load_buffers(ctx, top.get("buffers"));
+  load_events(ctx, top.get("events"));
+  load_ops(ctx, top.require("ops"));
+  load_checks(ctx, top.get("checks"));
+}
+
+}  // namespace
+
+Experiment load_string(std::string_view text, const std::string& file, const LoadOptions& options) {
+  Experiment exp;
+  exp.file = file;
+  exp.source = std::string(text);
+  Diagnostics diags;
+  LoadContext ctx(exp, diags);
+  try {
+    load_top(ctx, YAML::Load(exp.source), options);
+  } catch (const YAML::ParserException& e) {
+    diags.error({file, e.mark.line + 1, e.mark.column + 1}, "malformed YAML: " + e.msg);
+  }
+  if (diags.has_errors()) throw InvalidExperiment(format_diagnostics(diags, exp.source), std::move(diags));
+  return exp;
+}
+
+Experiment load_file(const std::string& path, const LoadOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    Diagnostics diags;
+    diags.error({path, 0, 0}, "cannot read the experiment file (does it exist?)");
+    throw InvalidExperiment(format_diagnostics(diags, ""), std::move(diags));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return load_string(text.str(), path, options);
+}
+
+}  // namespace streamlab

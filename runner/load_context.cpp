@@ -1,0 +1,183 @@
+#include "runner/load_context.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "ops/op.hpp"
+#include "runner/suggest.hpp"
+
+namespace streamlab {
+
+SourceLoc LoadContext::loc(const YAML::Node& node) const {
+  YAML::Mark m = node.Mark();
+  if (m.is_null()) return {exp.file, 0, 0};
+  return {exp.file, m.line + 1, m.column + 1};
+}
+
+void LoadContext::error(const YAML::Node& node, std::string message) {
+  diags.error(loc(node), std::move(message));
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+std::string describe_node(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return "'" + node.Scalar() + "'";
+    default: return "nothing";
+  }
+}
+
+std::optional<int64_t> LoadContext::integer(const YAML::Node& node, std::string_view what) {
+  if (!node.IsDefined()) return std::nullopt;
+  if (!node.IsScalar()) {
+    error(node, fmt::format("{}: expected an integer or an integer expression, got {}", what, describe_node(node)));
+    return std::nullopt;
+  }
+  auto result = evaluate(node.Scalar(), params);
+  if (auto* value = std::get_if<int64_t>(&result)) return *value;
+  const auto& e = std::get<ExprError>(result);
+  SourceLoc at = loc(node);
+  // Quoted scalars (tag "!") start one column before their text.
+  at.col += static_cast<int>(e.offset) + (node.Tag() == "!" ? 1 : 0);
+  diags.error(at, fmt::format("{}: {}", what, e.message));
+  return std::nullopt;
+}
+
+std::optional<double> LoadContext::number(const YAML::Node& node, std::string_view what) {
+  if (!node.IsDefined()) return std::nullopt;
+  if (node.IsScalar()) {
+    auto result = evaluate(node.Scalar(), params);
+    if (auto* value = std::get_if<int64_t>(&result)) return static_cast<double>(*value);
+    const std::string& text = node.Scalar();
+    char* end = nullptr;
+    double d = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size()) return d;
+  }
+  error(node, fmt::format("{}: expected a number or an integer expression, got {}", what, describe_node(node)));
+  return std::nullopt;
+}
+
+std::optional<std::string> LoadContext::scalar(const YAML::Node& node, std::string_view what) {
+  if (!node.IsDefined()) return std::nullopt;
+  if (node.IsScalar()) return node.Scalar();
+  error(node, fmt::format("{}: expected a name, got {}", what, describe_node(node)));
+  return std::nullopt;
+}
+
+std::optional<size_t> LoadContext::choice(const YAML::Node& node, std::string_view what,
+                                          const std::vector<std::string>& choices) {
+  auto text = scalar(node, what);
+  if (!text) return std::nullopt;
+  for (size_t i = 0; i < choices.size(); ++i)
+    if (choices[i] == *text) return i;
+  error(node, fmt::format("unknown {} '{}'{} (expected one of: {})", what, *text,
+                          did_you_mean(*text, choices), join(choices)));
+  return std::nullopt;
+}
+
+template <class T>
+std::optional<int> LoadContext::lookup(const YAML::Node& node, std::string_view kind,
+                                       const std::vector<T>& items) {
+  auto name = scalar(node, kind);
+  if (!name) return std::nullopt;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].name == *name) return static_cast<int>(i);
+    names.push_back(items[i].name);
+  }
+  if (names.empty())
+    error(node, fmt::format("unknown {} '{}' (the experiment declares no {}s)", kind, *name, kind));
+  else
+    error(node, fmt::format("unknown {} '{}'{} ({}s: {})", kind, *name, did_you_mean(*name, names), kind,
+                            join(names)));
+  return std::nullopt;
+}
+
+std::optional<int> LoadContext::buffer(const YAML::Node& node) { return lookup(node, "buffer", exp.buffers); }
+std::optional<int> LoadContext::stream(const YAML::Node& node) { return lookup(node, "stream", exp.streams); }
+std::optional<int> LoadContext::event(const YAML::Node& node) { return lookup(node, "event", exp.events); }
+
+std::optional<std::array<int64_t, 3>> LoadContext::dims(const YAML::Node& node, std::string_view what) {
+  if (!node.IsDefined()) return std::nullopt;
+  if (node.IsScalar()) {  // a single dimension may be written without brackets
+    auto x = integer(node, what);
+    if (!x) return std::nullopt;
+    if (*x < 1) { error(node, fmt::format("{}: {} is not a positive size", what, *x)); return std::nullopt; }
+    return std::array<int64_t, 3>{*x, 1, 1};
+  }
+  if (!node.IsSequence() || node.size() < 1 || node.size() > 3) {
+    error(node, fmt::format("{}: expected a list of 1 to 3 sizes [x, y, z], got {}", what, describe_node(node)));
+    return std::nullopt;
+  }
+  std::array<int64_t, 3> out{1, 1, 1};
+  bool good = true;
+  for (size_t i = 0; i < node.size(); ++i) {
+    auto v = integer(node[i], what);
+    if (v && *v < 1) error(node[i], fmt::format("{}: {} is not a positive size", what, *v));
+    if (!v || *v < 1) good = false; else out[i] = *v;
+  }
+  return good ? std::optional(out) : std::nullopt;
+}
+
+MapReader::MapReader(LoadContext& c, const YAML::Node& node, std::string what, std::vector<std::string> keys)
+    : ctx(c), node_(node), what_(std::move(what)) {
+  if (node.IsNull()) {  // an empty body (`deviceSynchronize:`) reads as an empty mapping
+    ok_ = true;
+    return;
+  }
+  if (!node.IsMap()) {
+    ctx.error(node, fmt::format("{}: expected a mapping {{key: value, ...}}, got {}", what_, describe_node(node)));
+    return;
+  }
+  ok_ = true;
+  std::vector<std::string> names;
+  for (const auto& k : keys) names.emplace_back(key_name(k));
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    std::string key = it->first.IsScalar() ? it->first.Scalar() : describe_node(it->first);
+    if (has(key)) {
+      ctx.error(it->first, fmt::format("duplicate key '{}' in {}", key, what_));
+      continue;
+    }
+    bool known = std::find(names.begin(), names.end(), key) != names.end();
+    if (!known)
+      ctx.error(it->first, fmt::format("unknown key '{}' in {}{} (expected: {})", key, what_,
+                                       did_you_mean(key, names), join(names)));
+    entries_.push_back({key, it->first, it->second});
+  }
+}
+
+bool MapReader::has(std::string_view key) const {
+  for (const auto& e : entries_)
+    if (e.key == key) return true;
+  return false;
+}
+
+YAML::Node MapReader::get(std::string_view key) const {
+  for (const auto& e : entries_)
+    if (e.key == key) return e.value;
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+YAML::Node MapReader::require(std::string_view key) {
+  if (ok_ && !has(key)) ctx.error(node_, fmt::format("missing '{}' in {}", key, what_));
+  return get(key);
+}
+
+int MapReader::buffer(std::string_view key) { return ctx.buffer(require(key)).value_or(-1); }
+int MapReader::event(std::string_view key) { return ctx.event(require(key)).value_or(-1); }
+
+int MapReader::stream(std::string_view key, bool required) {
+  YAML::Node n = required ? require(key) : get(key);
+  if (!n.IsDefined()) return required ? -1 : kLegacyStream;  // CUDA's default: stream 0
+  return ctx.stream(n).value_or(-1);
+}
+
+}  // namespace streamlab

@@ -1,0 +1,104 @@
+#pragma once
+// Shared machinery of load: typed readers of YAML nodes that report problems as diagnostics
+// (file:line:col, what was expected) and keep going, so one run shows every problem.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "runner/diagnostics.hpp"
+#include "runner/experiment.hpp"
+#include "runner/expr.hpp"
+
+namespace streamlab {
+
+class LoadContext {
+ public:
+  LoadContext(Experiment& experiment, Diagnostics& diagnostics) : exp(experiment), diags(diagnostics) {}
+
+  SourceLoc loc(const YAML::Node& node) const;
+  void error(const YAML::Node& node, std::string message);
+
+  // An integer expression over the params (a YAML integer is one too); `what` names the field.
+  std::optional<int64_t> integer(const YAML::Node& node, std::string_view what);
+  // A number: an integer expression, or a YAML floating-point literal.
+  std::optional<double> number(const YAML::Node& node, std::string_view what);
+  // A plain scalar string.
+  std::optional<std::string> scalar(const YAML::Node& node, std::string_view what);
+  // One of `choices`; returns its index.
+  std::optional<size_t> choice(const YAML::Node& node, std::string_view what,
+                               const std::vector<std::string>& choices);
+  // Names of declared things, resolved to indices (unknown names get a suggestion).
+  std::optional<int> buffer(const YAML::Node& node);
+  std::optional<int> stream(const YAML::Node& node);
+  std::optional<int> event(const YAML::Node& node);
+  // A list of 1 to 3 positive integer expressions (grid, block); missing entries are 1.
+  std::optional<std::array<int64_t, 3>> dims(const YAML::Node& node, std::string_view what);
+
+  Experiment& exp;
+  Diagnostics& diags;
+  ParamScope params;
+
+ private:
+  template <class T>
+  std::optional<int> lookup(const YAML::Node& node, std::string_view kind, const std::vector<T>& items);
+};
+
+// Reads one YAML mapping, knowing which keys it accepts: unknown keys (with a suggestion),
+// duplicate keys and a non-mapping node are reported at construction; missing required keys
+// when asked for with require().
+class MapReader {
+ public:
+  MapReader(LoadContext& ctx, const YAML::Node& node, std::string what, std::vector<std::string> keys);
+
+  bool ok() const { return ok_; }
+  const YAML::Node& node() const { return node_; }
+  const std::string& what() const { return what_; }
+  bool has(std::string_view key) const;
+  YAML::Node get(std::string_view key) const;  // an undefined node when absent
+  YAML::Node require(std::string_view key);    // reports "missing 'key'" when absent
+  // Typed shortcuts: -1 / nullopt when absent (required ones report it) or invalid.
+  int buffer(std::string_view key);
+  int event(std::string_view key);
+  int stream(std::string_view key, bool required);
+
+  LoadContext& ctx;
+
+ private:
+  struct Entry {
+    std::string key;
+    YAML::Node key_node, value;
+  };
+  YAML::Node node_;
+  std::string what_;
+  std::vector<Entry> entries_;
+  bool ok_ = false;
+};
+
+bool is_identifier(const std::string& s);
+
+// What the node holds, for "expected X, got Y" messages: "a mapping", "a list", "'abc'".
+std::string describe_node(const YAML::Node& node);
+
+// Checks a declared name (a mapping key): an identifier, not declared twice among `earlier`.
+template <class T>
+bool check_declared_name(LoadContext& ctx, const YAML::Node& key, const std::vector<T>& earlier,
+                         std::string_view kind) {
+  const std::string name = key.IsScalar() ? key.Scalar() : "";
+  if (!is_identifier(name)) {
+    ctx.error(key, fmt::format("{} name {} is not an identifier (letters, digits and '_', not starting "
+                               "with a digit)", kind, describe_node(key)));
+    return false;
+  }
+  for (const auto& e : earlier)
+    if (e.name == name) {
+      ctx.error(key, fmt::format("{} '{}' is declared twice (first at line {})", kind, name, e.loc.line));
+      return false;
+    }
+  return true;
+}
+
+}  // namespace streamlab

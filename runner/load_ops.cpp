@@ -1,0 +1,78 @@
+// The `ops:` section: a list of {kind: {fields}} in host issue order; each kind's fields are
+// read by its own parse function (ops/).
+#include <fmt/format.h>
+
+#include "ops/op.hpp"
+#include "runner/load_context.hpp"
+#include "runner/suggest.hpp"
+
+namespace streamlab {
+namespace {
+
+std::vector<std::string> op_names() {
+  std::vector<std::string> names;
+  for (const OpKind* k : op_table()) names.emplace_back(k->name);
+  return names;
+}
+
+std::vector<std::string> op_keys(const OpKind& kind) {
+  std::vector<std::string> keys(kind.keys.begin(), kind.keys.end());
+  keys.emplace_back("id?");
+  return keys;
+}
+
+void read_id(MapReader& r, Op& op, int number) {
+  op.id = fmt::format("{}#{}", op.kind->name, number);
+  if (!r.has("id")) return;
+  auto id = r.ctx.scalar(r.get("id"), "id");
+  if (!id) return;
+  if (!is_identifier(*id)) {
+    r.ctx.error(r.get("id"), fmt::format("id '{}' is not an identifier (letters, digits and '_')", *id));
+    return;
+  }
+  for (const Op& earlier : r.ctx.exp.ops)
+    if (earlier.id == *id) {
+      r.ctx.error(r.get("id"), fmt::format("op id '{}' is used twice (first at line {})", *id, earlier.loc.line));
+      return;
+    }
+  op.id = *id;
+}
+
+void load_op(LoadContext& ctx, const YAML::Node& item, int number) {
+  if (!item.IsMap() || item.size() != 1) {
+    ctx.error(item, fmt::format("expected one op per list item, as `- KIND: {{fields}}` (e.g. `- deviceSynchronize: "
+                                "{{}}`), got {}", item.IsMap() ? fmt::format("a mapping of {} keys", item.size())
+                                                               : describe_node(item)));
+    return;
+  }
+  auto entry = *item.begin();
+  std::string name = entry.first.IsScalar() ? entry.first.Scalar() : "";
+  const OpKind* kind = find_op_kind(name);
+  if (!kind) {
+    ctx.error(entry.first, fmt::format("unknown op '{}'{} (ops: {})", name, did_you_mean(name, op_names()),
+                                       join(op_names())));
+    return;
+  }
+  Op op;
+  op.kind = kind;
+  op.loc = ctx.loc(entry.first);
+  MapReader r(ctx, entry.second, fmt::format("op '{}'", name), op_keys(*kind));
+  if (!r.ok()) return;
+  read_id(r, op, number);
+  kind->parse(r, op);
+  ctx.exp.ops.push_back(std::move(op));
+}
+
+}  // namespace
+
+void load_ops(LoadContext& ctx, const YAML::Node& node) {
+  if (!node.IsDefined()) return;  // reported as missing by the caller
+  if (!node.IsSequence()) {
+    ctx.error(node, fmt::format("ops: expected a list of ops (`- KIND: {{fields}}`), got {}", describe_node(node)));
+    return;
+  }
+  int number = 0;
+  for (const auto& item : node) load_op(ctx, item, ++number);
+}
+
+}  // namespace streamlab
