@@ -55,9 +55,9 @@ Memory allocate(const Buffer& b) {
     case MemoryKind::pinned: STREAMLAB_CUDA(cudaMallocHost(&p, bytes)); return Memory(p, free_pinned);
     case MemoryKind::pageable: break;
   }
-  // Page-aligned like malloc's large blocks, so copies see what a plain program's buffer gives.
-  constexpr size_t kPage = 4096;
-  p = std::aligned_alloc(kPage, (bytes + kPage - 1) / kPage * kPage);
+  // Plain malloc, as a hand-written program gets its pageable buffers: the driver's staging of
+  // pageable copies depends on the source's alignment and pages, so anything else would differ.
+  p = std::malloc(bytes);
   if (!p) throw std::bad_alloc();
   return Memory(p, free_pageable);
 }

@@ -114,7 +114,7 @@ class Evaluator {
     std::string_view id = text_.substr(start, pos_ - start);
     skip_space();
     auto it = params_.find(id);
-    if (it == params_.end()) fail(start, unknown_parameter(id));
+    if (it == params_.end()) throw Failure{{start, unknown_parameter(id), std::string(id)}};
     return it->second;
   }
 
@@ -134,7 +134,7 @@ class Evaluator {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
   }
 
-  [[noreturn]] void fail(size_t at, std::string message) { throw Failure{{at, std::move(message)}}; }
+  [[noreturn]] void fail(size_t at, std::string message) { throw Failure{{at, std::move(message), {}}}; }
 
   std::string_view text_;
   const ParamScope& params_;

@@ -13,6 +13,7 @@ using ParamScope = std::map<std::string, int64_t, std::less<>>;
 struct ExprError {
   size_t offset = 0;  // 0-based position in the expression text where the problem starts
   std::string message;
+  std::string unknown_name;  // set when the problem is an unknown parameter name
 };
 
 // Evaluates an integer expression: decimal literals, parameter names, + - * / % (C semantics:

@@ -17,13 +17,11 @@ namespace {
 
 const SourceLoc kCommandLine{"command line", 0, 0};
 
-void apply_override(LoadContext& ctx, const std::string& name, const std::string& text) {
+std::optional<int64_t> apply_override(LoadContext& ctx, const std::string& name, const std::string& text) {
   auto value = evaluate(text, ctx.params);
-  if (auto* v = std::get_if<int64_t>(&value)) {
-    ctx.params[name] = *v;
-    return;
-  }
+  if (auto* v = std::get_if<int64_t>(&value)) return *v;
   ctx.diags.error(kCommandLine, fmt::format("--set {}={}: {}", name, text, std::get<ExprError>(value).message));
+  return std::nullopt;
 }
 
 void load_params(LoadContext& ctx, const YAML::Node& node, const LoadOptions& options) {
@@ -38,11 +36,13 @@ void load_params(LoadContext& ctx, const YAML::Node& node, const LoadOptions& op
       names.push_back(name);
       auto set = std::find_if(options.overrides.rbegin(), options.overrides.rend(),
                               [&](const auto& o) { return o.first == name; });
-      if (set != options.overrides.rend())
-        apply_override(ctx, name, set->second);
+      auto value = set != options.overrides.rend() ? apply_override(ctx, name, set->second)
+                                                   : ctx.integer(it->second, name);
+      if (value)
+        ctx.params[name] = *value;
       else
-        ctx.params[name] = ctx.integer(it->second, name).value_or(0);  // 0 keeps later uses quiet
-      ctx.exp.params.emplace_back(name, ctx.params[name]);
+        ctx.broken_params.insert(name);
+      ctx.exp.params.emplace_back(name, value.value_or(0));
     }
   } else if (node.IsDefined() && !node.IsNull()) {
     ctx.error(node, fmt::format("params: expected a mapping {{NAME: integer expression}}, got {}", describe_node(node)));
@@ -138,7 +138,10 @@ Experiment load_string(std::string_view text, const std::string& file, const Loa
   } catch (const YAML::ParserException& e) {
     diags.error({file, e.mark.line + 1, e.mark.column + 1}, "malformed YAML: " + e.msg);
   }
-  if (diags.has_errors()) throw InvalidExperiment(format_diagnostics(diags, exp.source), std::move(diags));
+  if (diags.has_errors()) {
+    std::string formatted = format_diagnostics(diags, exp.source);  // before diags is moved from
+    throw InvalidExperiment(std::move(formatted), std::move(diags));
+  }
   return exp;
 }
 
@@ -147,7 +150,8 @@ Experiment load_file(const std::string& path, const LoadOptions& options) {
   if (!in) {
     Diagnostics diags;
     diags.error({path, 0, 0}, "cannot read the experiment file (does it exist?)");
-    throw InvalidExperiment(format_diagnostics(diags, ""), std::move(diags));
+    std::string text = format_diagnostics(diags, "");
+    throw InvalidExperiment(std::move(text), std::move(diags));
   }
   std::stringstream text;
   text << in.rdbuf();

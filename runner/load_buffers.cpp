@@ -109,7 +109,14 @@ void load_extent(LoadContext& ctx, MapReader& r, Buffer& b) {
   } else if (!at.IsSequence() || at.size() == 0) {
     ctx.error(at, fmt::format("shape: expected a list of sizes [rows, cols, ...], got {}", describe_node(at)));
   } else {
-    for (const auto& d : at) b.shape.push_back(ctx.integer(d, "shape").value_or(0));
+    for (const auto& d : at) {
+      auto size = ctx.integer(d, "shape");
+      if (!size) {  // reported; its size is unknown, not 0
+        b.shape.clear();
+        return;
+      }
+      b.shape.push_back(*size);
+    }
   }
   for (int64_t d : b.shape)
     if (d < 1) {

@@ -44,6 +44,7 @@ std::optional<int64_t> LoadContext::integer(const YAML::Node& node, std::string_
   auto result = evaluate(node.Scalar(), params);
   if (auto* value = std::get_if<int64_t>(&result)) return *value;
   const auto& e = std::get<ExprError>(result);
+  if (broken_params.contains(e.unknown_name)) return std::nullopt;
   SourceLoc at = loc(node);
   // Quoted scalars (tag "!") start one column before their text.
   at.col += static_cast<int>(e.offset) + (node.Tag() == "!" ? 1 : 0);

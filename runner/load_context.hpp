@@ -2,6 +2,7 @@
 // Shared machinery of load: typed readers of YAML nodes that report problems as diagnostics
 // (file:line:col, what was expected) and keep going, so one run shows every problem.
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,9 @@ class LoadContext {
   Experiment& exp;
   Diagnostics& diags;
   ParamScope params;
+  // Params whose own expression was invalid (already reported): expressions using them are
+  // not reported again.
+  std::set<std::string, std::less<>> broken_params;
 
  private:
   template <class T>

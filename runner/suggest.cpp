@@ -32,6 +32,7 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   size_t best_distance = limit + 1;
   for (const auto& c : candidates) {
     size_t d = edit_distance(word, c);
+    if (d >= std::max(word.size(), c.size())) continue;  // nothing in common: 'M' is no typo of 'K'
     if (d < best_distance) best_distance = d, best = c;
   }
   return best;

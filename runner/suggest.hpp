@@ -6,7 +6,7 @@
 namespace streamlab {
 
 // The candidate closest to `word` by edit distance, if close enough to be a likely typo
-// (at most a third of the word's length, and at least 1); empty otherwise.
+// (at most a third of the word's length, at least 1, and not every character); empty otherwise.
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
 // "; did you mean 'x'?" or "" — appended to "unknown ..." messages.

@@ -1,0 +1,121 @@
+// The GPU suite (doctest test suite "gpu", CTest label gpu): the cuda backend on the real runtime.
+// Where there is no device, every case says it skipped and why.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "runner/backend.hpp"
+#include "runner/execute.hpp"
+#include "runner/load.hpp"
+#include "tests/test_support.hpp"
+
+using namespace streamlab;
+using namespace streamlab::test;
+
+#define SKIP_WITHOUT_GPU()                                   \
+  do {                                                       \
+    std::string why_;                                        \
+    if (!have_gpu(&why_)) {                                  \
+      MESSAGE("skipped: no CUDA device (" << why_ << ")");   \
+      return;                                                \
+    }                                                        \
+  } while (0)
+
+namespace {
+
+// Final contents of every buffer after one run on `backend`.
+std::vector<std::vector<std::byte>> run_and_read(const Experiment& e, Backend& backend, RunRecord& run) {
+  run = run_experiment(e, backend, {2, 1});
+  std::vector<std::vector<std::byte>> out;
+  for (size_t i = 0; i < e.buffers.size(); ++i) {
+    auto c = backend.contents(static_cast<int>(i));
+    out.emplace_back(c.begin(), c.end());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("gpu") {
+  TEST_CASE("cuda backend: every experiment validates and matches the host backend bit for bit") {
+    SKIP_WITHOUT_GPU();
+    for (const auto& path : yaml_files("experiments")) {
+      for (const char* n : {"256", "1000"}) {
+        INFO(path.string(), " N=", n);
+        LoadOptions o;
+        o.overrides = {{"N", n}};
+        Experiment e = load_file(path.string(), o);
+        RunRecord gpu_run, host_run;
+        auto gpu = make_cuda_backend(e, 0);
+        auto host = make_host_backend(e);
+        auto gpu_buffers = run_and_read(e, *gpu, gpu_run);
+        auto host_buffers = run_and_read(e, *host, host_run);
+        CHECK(gpu_run.checks_passed());
+        for (size_t i = 0; i < e.buffers.size(); ++i) {
+          INFO("buffer ", e.buffers[i].name);
+          CHECK(gpu_buffers[i] == host_buffers[i]);
+        }
+      }
+    }
+  }
+
+  TEST_CASE("cuda backend: device ops get an event interval inside the span, host-only ops none") {
+    SKIP_WITHOUT_GPU();
+    Experiment e = load_file((source_dir() / "experiments/04_two_transposes_pinned_async.yaml").string());
+    auto gpu = make_cuda_backend(e, 0);
+    RunRecord run = run_experiment(e, *gpu, {3, 1});
+    CHECK(run.device_timing);
+    REQUIRE(run.reps.size() == 3);
+    for (const auto& rep : run.reps) {
+      CHECK(rep.device_span_ms > 0);
+      CHECK(rep.host_span_ms >= rep.device_span_ms * 0.9);
+      for (size_t i = 0; i < e.ops.size(); ++i) {
+        INFO(e.ops[i].id);
+        const OpSample& s = rep.ops[i];
+        CHECK(s.return_ms >= s.issue_ms);
+        if (!e.ops[i].device_work) {
+          CHECK(std::isnan(s.start_ms));
+          continue;
+        }
+        CHECK(s.start_ms >= 0);
+        CHECK(s.end_ms > s.start_ms);
+      }
+    }
+  }
+
+  TEST_CASE("cuda backend: a failing launch names the op and its line") {
+    SKIP_WITHOUT_GPU();
+    // 48 KiB of dynamic shared memory plus transpose_tiled's static tile exceeds what a block may
+    // use without opting in, so the launch itself fails.
+    Experiment e = load_string(R"(name: too-much-shared
+buffers:
+  a: {type: int32, shape: [64, 64], memory: device, init: zeros}
+  b: {type: int32, shape: [64, 64], memory: device}
+ops:
+  - launch: {id: k, kernel: transpose_tiled, grid: [2, 2], block: [32, 8], shared: 49152,
+             args: {in: a, out: b, n: 64}}
+)", "gpu.yaml");
+    auto gpu = make_cuda_backend(e, 0);
+    try {
+      run_experiment(e, *gpu, {1, 0});
+      FAIL("the launch should have failed");
+    } catch (const RunError& err) {
+      std::string what = err.what();
+      INFO(what);
+      CHECK(what.starts_with("op 'k' (gpu.yaml:6:5): cudaError"));
+      CHECK(what.find("launch of transpose_tiled<<<[2,2,1], [32,8,1], 49152>>>") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("cuda backend: a failed allocation names the buffer and its line") {
+    SKIP_WITHOUT_GPU();
+    Experiment e = load_string("name: huge\nbuffers:\n  huge: {type: float64, count: 1099511627776, memory: device}\nops: []\n",
+                               "gpu.yaml");
+    auto gpu = make_cuda_backend(e, 0);
+    CHECK_THROWS_WITH_AS(run_experiment(e, *gpu, {1, 0}),
+                         doctest::Contains("buffer 'huge' (gpu.yaml:3:3, 8796093022208 bytes of device memory): "
+                                           "cudaErrorMemoryAllocation"),
+                         RunError);
+  }
+}

@@ -1,0 +1,132 @@
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "runner/backend.hpp"
+#include "runner/buffer_init.hpp"
+#include "runner/execute.hpp"
+#include "runner/load.hpp"
+#include "tests/test_support.hpp"
+
+using namespace streamlab;
+using namespace streamlab::test;
+
+namespace {
+
+RunRecord run_on_host(const Experiment& e, int64_t repeat = 1) {
+  auto backend = make_host_backend(e);
+  return run_experiment(e, *backend, {repeat, 0});
+}
+
+std::string transpose_experiment(const std::string& kernel, const std::string& grid, const std::string& block,
+                                 int64_t n) {
+  return "name: t\nparams: {N: " + std::to_string(n) + "}\nbuffers:\n"
+         "  h: {type: int32, shape: [N, N], memory: pinned, init: {random: {seed: 3}}}\n"
+         "  d: {type: int32, shape: [N, N], memory: device}\n"
+         "  o: {type: int32, shape: [N, N], memory: device}\n"
+         "  r: {type: int32, shape: [N, N], memory: pinned}\n"
+         "ops:\n"
+         "  - memcpy: {dst: d, src: h}\n"
+         "  - launch: {id: k, kernel: " + kernel + ", grid: " + grid + ", block: " + block +
+         ", args: {in: d, out: o, n: N}}\n"
+         "  - memcpy: {dst: r, src: o}\n"
+         "checks:\n  - transpose: {input: h, output: r}\n";
+}
+
+}  // namespace
+
+TEST_CASE("host backend: every shipped experiment runs and validates") {
+  for (const auto& path : yaml_files("experiments")) {
+    INFO(path.string());
+    Experiment e = load_file(path.string());
+    RunRecord run = run_on_host(e);
+    CHECK(run.backend == "host");
+    CHECK_FALSE(run.device_timing);
+    REQUIRE(run.reps.size() == 1);
+    REQUIRE_FALSE(run.checks.empty());
+    for (const auto& c : run.checks) {
+      INFO(c.title, ": ", c.detail);
+      CHECK(c.passed);
+    }
+  }
+}
+
+TEST_CASE("host backend: both transposes validate, also when N is not a multiple of 32") {
+  for (int64_t n : {1, 31, 33, 100, 256}) {
+    INFO("N = ", n);
+    auto naive = load_string(transpose_experiment("transpose_naive", "[\"(N+31)/32\", \"(N+31)/32\"]", "[32, 32]", n), "t.yaml");
+    CHECK(run_on_host(naive).checks_passed());
+    auto tiled = load_string(transpose_experiment("transpose_tiled", "[\"(N+31)/32\", \"(N+31)/32\"]", "[32, 8]", n), "t.yaml");
+    CHECK(run_on_host(tiled).checks_passed());
+  }
+}
+
+TEST_CASE("host backend: elements a short grid misses stay poisoned and fail the check") {
+  // N = 100 with grid [3, 3] of 32x32 threads covers rows and columns 0..95 only.
+  auto e = load_string(transpose_experiment("transpose_naive", "[3, 3]", "[32, 32]", 100), "t.yaml");
+  RunRecord run = run_on_host(e);
+  REQUIRE(run.checks.size() == 1);
+  CHECK_FALSE(run.checks[0].passed);
+  CHECK(run.checks[0].title == "transpose(h -> r)");
+  // Row 0 misses columns 96..99; rows 96..99 miss everything: 96*4 + 4*100 elements.
+  CHECK(run.checks[0].detail.starts_with("r[0, 96] = -842150451, expected "));
+  CHECK(run.checks[0].detail.ends_with(" (= h[96, 0]); 784 of 10000 elements differ"));
+}
+
+TEST_CASE("host backend: memset, sequence and value init, equal check with the first mismatch") {
+  auto e = load_string(R"(name: m
+buffers:
+  seq: {type: int64, count: 6, memory: pinned, init: {sequence: {start: 10, step: -3}}}
+  val: {type: float32, count: 6, memory: device, init: {value: 2.5}}
+  d:   {type: uint8, count: 8, memory: device}
+  h:   {type: uint8, count: 8, memory: pageable, init: {value: 7}}
+  h2:  {type: uint8, count: 8, memory: pageable, init: zeros}
+ops:
+  - memset: {dst: d, value: 7}
+  - memcpy: {dst: h2, src: d}
+checks:
+  - equal: {a: h, b: h2}
+  - equal: {a: seq, b: seq}
+)", "m.yaml");
+  auto backend = make_host_backend(e);
+  RunRecord run = run_experiment(e, *backend, {1, 0});
+  CHECK(run.checks_passed());
+  auto seq = backend->contents(0);
+  int64_t last;
+  std::memcpy(&last, seq.data() + 5 * 8, 8);
+  CHECK(last == -5);
+  float v;
+  std::memcpy(&v, backend->contents(1).data() + 4, 4);
+  CHECK(v == 2.5f);
+}
+
+TEST_CASE("host backend: an equal check reports index, actual and expected") {
+  auto e = load_string(R"(name: m
+buffers:
+  a: {type: int32, shape: [2, 3], memory: pinned, init: sequence}
+  b: {type: int32, shape: [2, 3], memory: pinned, init: {sequence: {start: 0, step: 2}}}
+ops: []
+checks:
+  - equal: {a: a, b: b}
+)", "m.yaml");
+  RunRecord run = run_on_host(e);
+  CHECK(run.checks[0].detail == "b[0, 1] = 2, expected 1 (= a[0, 1]); 5 of 6 elements differ");
+}
+
+TEST_CASE("buffer init: random init is deterministic per seed and differs between seeds") {
+  Buffer b;
+  b.type = ElemType::int32;
+  b.count = 1000;
+  b.bytes = 4000;
+  b.init = {InitSpec::Kind::random, 0, 1, 1};
+  std::vector<std::byte> x(4000), y(4000), z(4000);
+  fill_initial(b, x.data());
+  fill_initial(b, y.data());
+  b.init.seed = 2;
+  fill_initial(b, z.data());
+  CHECK(x == y);
+  CHECK(x != z);
+  int32_t first;
+  std::memcpy(&first, x.data(), 4);
+  CHECK(first >= 0);  // random int32 values are non-negative, never the poison pattern
+}

@@ -1,0 +1,138 @@
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "ops/kernels/kernel.hpp"
+#include "runner/diagnostics.hpp"
+#include "runner/load.hpp"
+#include "tests/test_support.hpp"
+
+using namespace streamlab;
+using namespace streamlab::test;
+
+namespace {
+
+const char* kGood = R"(name: good
+params: {N: 64, T: N/32}
+repeat: 5
+warmup: 1
+streams:
+  s1: {}
+  s2: {flags: non-blocking}
+events: {done: {}}
+buffers:
+  h: {type: int32, shape: [N, N], memory: pinned, init: {random: {seed: 7}}}
+  d: {type: int32, shape: [N, N], memory: device}
+  o: {type: int32, shape: [N, N], memory: device}
+  p: {type: int32, shape: [N, N], memory: pageable}
+  bytes: {type: uint8, count: 100, memory: device, init: zeros}
+ops:
+  - memcpyAsync: {id: up, dst: d, src: h, stream: s1}
+  - eventRecord: {event: done, stream: s1}
+  - streamWaitEvent: {stream: s2, event: done}
+  - launch: {id: k, kernel: transpose_tiled, grid: [T, T], block: [32, 8], stream: s2, args: {in: d, out: o, n: N}}
+  - memsetAsync: {dst: bytes, value: 255, stream: s2}
+  - memcpy: {dst: p, src: o}
+  - eventSynchronize: {event: done}
+  - streamSynchronize: {stream: s2}
+  - deviceSynchronize:
+checks:
+  - transpose: {input: h, output: p}
+  - equal: {a: d, b: h}
+)";
+
+}  // namespace
+
+TEST_CASE("load: a good experiment resolves every name and expression") {
+  Experiment e = load_string(kGood, "good.yaml");
+  CHECK(e.name == "good");
+  CHECK(e.repeat == 5);
+  CHECK(e.warmup == 1);
+  REQUIRE(e.params.size() == 2);
+  CHECK(e.params[1] == std::pair<std::string, int64_t>{"T", 2});
+  REQUIRE(e.streams.size() == 3);
+  CHECK(e.streams[0].legacy);
+  CHECK_FALSE(e.streams[1].non_blocking);
+  CHECK(e.streams[2].non_blocking);
+  REQUIRE(e.buffers.size() == 5);
+  CHECK(e.buffers[0].bytes == 64 * 64 * 4);
+  CHECK(e.buffers[0].init.kind == InitSpec::Kind::random);
+  CHECK(e.buffers[0].init.seed == 7);
+  CHECK(e.buffers[4].bytes == 100);
+  REQUIRE(e.ops.size() == 9);
+  CHECK(e.ops[0].id == "up");
+  CHECK(e.ops[0].stream == 1);
+  CHECK(e.ops[0].device_work);
+  CHECK(e.ops[1].id == "eventRecord#2");
+  CHECK_FALSE(e.ops[1].device_work);
+  CHECK(e.ops[3].kernel == find_kernel("transpose_tiled"));
+  CHECK(e.ops[3].grid == std::array<int64_t, 3>{2, 2, 1});
+  CHECK(e.ops[3].block == std::array<int64_t, 3>{32, 8, 1});
+  CHECK(e.ops[3].args[2].scalar == 64);
+  CHECK(e.ops[3].loc.line == 19);
+  CHECK(e.ops[3].loc.col == 5);
+  CHECK(e.ops[4].value == 255);
+  CHECK(e.ops[5].stream == kLegacyStream);  // synchronous copies go to the default stream
+  REQUIRE(e.checks.size() == 2);
+  CHECK(e.checks[0].kind == "transpose");
+}
+
+TEST_CASE("load: --set overrides a param, and later params follow it") {
+  LoadOptions o;
+  o.overrides = {{"N", "2*64"}};
+  Experiment e = load_string(kGood, "good.yaml", o);
+  CHECK(e.params[0].second == 128);
+  CHECK(e.params[1].second == 4);
+  CHECK(e.buffers[0].count == 128 * 128);
+}
+
+TEST_CASE("load: --set of an unknown param or a bad expression is an error") {
+  LoadOptions o;
+  o.overrides = {{"n", "4"}, {"T", "N/0"}};
+  CHECK(diagnostics_of(kGood, "good.yaml", o) ==
+        "command line: error: --set T=N/0: division by zero\n"
+        "command line: error: --set n=4: the experiment has no param 'n'; did you mean 'N'? (params: N, T)\n");
+}
+
+TEST_CASE("load: an expression error points at its column, quoted or not") {
+  CHECK(diagnostics_of("name: x\nparams: {N: 4}\nbuffers:\n  a: {type: int32, count: N*Q, memory: device}\nops: []\n") ==
+        "test.yaml:4:29: error: count: unknown parameter 'Q' (params: N)\n"
+        "    4 |   a: {type: int32, count: N*Q, memory: device}\n"
+        "      |                             ^\n");
+  CHECK(diagnostics_of("name: x\nparams: {N: 4}\nbuffers:\n  a: {type: int32, count: \"N*Q\", memory: device}\nops: []\n")
+            .starts_with("test.yaml:4:30: error: count: unknown parameter 'Q'"));
+}
+
+TEST_CASE("load: an unreadable file is an invalid experiment") {
+  CHECK_THROWS_WITH_AS(load_file("/nonexistent/exp.yaml"),
+                       "/nonexistent/exp.yaml: error: cannot read the experiment file (does it exist?)\n",
+                       InvalidExperiment);
+}
+
+TEST_CASE("load: an empty file says what an experiment needs") {
+  CHECK(diagnostics_of("") == "test.yaml:1:1: error: the experiment is empty; expected a mapping with 'name' and 'ops'\n");
+}
+
+// Each file under tests/bad/ must produce exactly the diagnostics in the .expected file beside
+// it. STREAMLAB_UPDATE_GOLDEN=1 rewrites them (then review the diff).
+TEST_CASE("load: every bad experiment gives its expected diagnostics") {
+  auto files = yaml_files("tests/bad");
+  CHECK(files.size() >= 20);
+  for (const auto& path : files) {
+    std::string shown = "bad/" + path.filename().string();
+    std::string actual = diagnostics_of(read_text(path), shown);
+    auto expected_path = std::filesystem::path(path).replace_extension(".expected");
+    if (std::getenv("STREAMLAB_UPDATE_GOLDEN")) std::ofstream(expected_path) << actual;
+    INFO(shown);
+    CHECK_FALSE(actual.empty());
+    CHECK(actual == read_text(expected_path));
+  }
+}
+
+TEST_CASE("load: every shipped experiment loads") {
+  for (const auto& path : yaml_files("experiments")) {
+    INFO(path.string());
+    CHECK(diagnostics_of(read_text(path), path.filename().string()) == "");
+  }
+}

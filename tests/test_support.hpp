@@ -1,0 +1,26 @@
+#pragma once
+// Helpers shared by the tests: where the source tree is, reading files, running experiments.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "runner/execute.hpp"
+#include "runner/load.hpp"
+
+namespace streamlab::test {
+
+// The source tree: $STREAMLAB_SOURCE_DIR when set (the GPU machine runs the tests from a copy of
+// the tree at another path), else where CMake configured the build.
+std::filesystem::path source_dir();
+std::string read_text(const std::filesystem::path& path);
+// Every *.yaml under `dir` of the source tree, sorted.
+std::vector<std::filesystem::path> yaml_files(const std::string& dir);
+
+// Loads `text` and returns the formatted diagnostics ("" when it loads).
+std::string diagnostics_of(const std::string& text, const std::string& file = "test.yaml",
+                           const LoadOptions& options = {});
+
+// Whether a CUDA device is usable here; `why` says why not.
+bool have_gpu(std::string* why);
+
+}  // namespace streamlab::test
