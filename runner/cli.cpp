@@ -46,7 +46,10 @@ std::string validate_set(std::string& s) {
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
   cmd->add_option("--set", sets, "Override a param: NAME=EXPR (repeatable)")
       ->type_name("NAME=EXPR")
-      ->check(CLI::Validator(validate_set, "NAME=EXPR", "set"));
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::Validator(validate_set, ""));
 }
 
 // Chooses the backend; with `auto` and no device, says on stderr that it falls back to the host.
@@ -130,8 +133,8 @@ bool reject_unknown_command(int argc, char** argv) {
 }
 
 void add_run_options(CLI::App* run, RunArgs& args) {
-  run->add_option("--repeat", args.repeat, "Timed repetitions (default: the experiment's repeat)")->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  run->add_option("--warmup", args.warmup, "Untimed repetitions first (default: the experiment's warmup)")->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  run->add_option("--repeat", args.repeat, "Timed repetitions (default: the experiment's repeat)")->check(CLI::PositiveNumber);
+  run->add_option("--warmup", args.warmup, "Untimed repetitions first (default: the experiment's warmup)")->check(CLI::NonNegativeNumber);
   run->add_option("--backend", args.backend, "cuda, host, or auto: cuda when a device exists")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
   run->add_option("--device", args.device, "CUDA device index");

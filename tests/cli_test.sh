@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The streamlab command end to end: exit codes (0 ok, 1 check failed, 2 invalid, 3 CUDA/runtime
+# failure) and what the user reads.   usage: cli_test.sh STREAMLAB SOURCE_DIR
+set -u
+bin=$1
+cd "$2" || exit 2
+passed=0 failed=0
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+# expect NAME CODE PATTERN -- COMMAND...: runs COMMAND, checks its exit code and that
+# stdout+stderr match the extended regex PATTERN.
+expect() {
+  local name=$1 code=$2 pattern=$3
+  shift 4
+  "$@" >"$out" 2>"$err"
+  local rc=$?
+  if [[ $rc -eq $code ]] && cat "$out" "$err" | grep -Eq -- "$pattern"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name: exit $rc (expected $code), output:"
+    cat "$out" "$err" | head -20
+  fi
+}
+
+expect version 0 '^streamlab [0-9]+\.[0-9]+\.[0-9]+$' -- "$bin" --version
+expect help 0 'Subcommands:' -- "$bin" --help
+expect run-help 0 '--backend' -- "$bin" run --help
+expect list 0 'transpose_tiled' -- "$bin" list
+expect check-ok 0 "ok: 'two-transposes-pinned-async', 7 ops" -- "$bin" check experiments/04_two_transposes_pinned_async.yaml
+expect check-bad 2 "bad/02_unknown_op.yaml:7:5: error: unknown op 'memcpyasync'; did you mean 'memcpyAsync'\?" -- \
+  "$bin" check tests/bad/02_unknown_op.yaml
+expect run-bad 2 "30_many_problems.yaml:14:35: error: unknown buffer 'h_out'" -- "$bin" run tests/bad/30_many_problems.yaml --backend host
+expect run-missing-file 2 'cannot read the experiment file' -- "$bin" run no/such/file.yaml
+expect set-unknown 2 "--set M=3: the experiment has no param 'M' \(params: N\)" -- \
+  "$bin" run experiments/01_one_transpose.yaml --set M=3 --backend host
+expect set-malformed 2 "expected NAME=VALUE" -- "$bin" run experiments/01_one_transpose.yaml --set N --backend host
+expect unknown-command 2 "unknown command 'rnu'; did you mean 'run'\?" -- "$bin" rnu
+expect bad-backend 2 'backend' -- "$bin" run experiments/01_one_transpose.yaml --backend gpu
+expect run-host-pass 0 'PASS  transpose\(h_in -> h_out\)' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=64
+expect run-host-fail 1 'FAIL  transpose\(h_in -> h_out\): h_out\[0, 96\] = -842150451' -- \
+  "$bin" run tests/data/short_grid.yaml --backend host
+
+# Without a GPU: auto falls back to the host backend and says so; cuda is a runtime failure.
+if ! "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32 >/dev/null 2>&1; then
+  expect auto-fallback 0 'note: no CUDA device .*running on the host backend' -- \
+    "$bin" run experiments/01_one_transpose.yaml --set N=32
+  expect cuda-missing 3 'streamlab: error: --backend cuda: no CUDA device' -- \
+    "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32
+else
+  expect cuda-run 0 'backend   cuda: ' -- "$bin" run experiments/01_one_transpose.yaml --set N=32
+  expect cuda-fail 1 'FAIL  transpose' -- "$bin" run tests/data/short_grid.yaml --backend cuda
+  expect no-device 3 '--device 99: no such device' -- "$bin" run experiments/01_one_transpose.yaml --device 99
+fi
+
+echo "cli: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]

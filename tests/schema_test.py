@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""The JSON Schema against the loader, with an independent validator (jsonschema):
+- the schema is a valid draft 2020-12 schema;
+- every experiment under experiments/ validates and names the schema in its modeline;
+- every bad experiment under tests/bad/ is judged as its first line says: '# schema: reject'
+  (the loader rejects it for its shape, so the schema must too) or '# schema: accept' (the
+  problem is one only the loader can see: names, sizes, values);
+- the schema's op kinds, kernels and checks are exactly those `streamlab list` prints.
+usage: schema_test.py SOURCE_DIR STREAMLAB_BINARY"""
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+import jsonschema
+import yaml
+
+root = pathlib.Path(sys.argv[1])
+binary = sys.argv[2]
+schema = json.loads((root / "schemas/experiment.schema.json").read_text())
+jsonschema.Draft202012Validator.check_schema(schema)
+validator = jsonschema.Draft202012Validator(schema)
+failures = []
+
+
+def schema_errors(path):
+    try:
+        document = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        return [f"not YAML: {e}".splitlines()[0]]
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(document)]
+
+
+experiments = sorted((root / "experiments").rglob("*.yaml")) + sorted((root / "tests/data").glob("*.yaml"))
+for path in experiments:
+    errors = schema_errors(path)
+    if errors:
+        failures.append(f"{path}: rejected by the schema: {errors[0]}")
+    if "yaml-language-server: $schema=" not in path.read_text().splitlines()[0]:
+        failures.append(f"{path}: first line is not a yaml-language-server $schema modeline")
+
+bad = sorted((root / "tests/bad").glob("*.yaml"))
+for path in bad:
+    marker = re.match(r"# schema: (reject|accept)", path.read_text())
+    if not marker:
+        failures.append(f"{path}: first line must be '# schema: reject' or '# schema: accept'")
+        continue
+    rejected = bool(schema_errors(path))
+    if rejected != (marker.group(1) == "reject"):
+        failures.append(f"{path}: marked '{marker.group(1)}' but the schema {'rejects' if rejected else 'accepts'} it")
+
+listing = subprocess.run([binary, "list"], capture_output=True, text=True, check=True).stdout
+sections = dict(re.findall(r"^(\w+)[^\n]*\n((?:  .*\n|\n(?!\w))*)", listing, re.M))
+listed_ops = set(re.findall(r"^  (\w+)\s", sections["ops"], re.M))
+listed_kernels = set(re.findall(r"^  (\w+)\n", sections["kernels"], re.M))
+listed_checks = set(re.findall(r"^  (\w+)\s", sections["checks"], re.M))
+schema_ops = {next(iter(branch["required"])) for branch in schema["$defs"]["op"]["oneOf"]}
+schema_kernels = set(schema["$defs"]["launch"]["properties"]["kernel"]["enum"])
+schema_checks = {next(iter(branch["required"])) for branch in schema["$defs"]["check"]["oneOf"]}
+for what, listed, described in [("ops", listed_ops, schema_ops), ("kernels", listed_kernels, schema_kernels),
+                                ("checks", listed_checks, schema_checks)]:
+    if listed != described:
+        failures.append(f"{what}: streamlab list has {sorted(listed)}, the schema {sorted(described)}")
+
+for f in failures:
+    print("FAIL", f)
+print(f"schema: {len(experiments)} experiments, {len(bad)} bad files, "
+      f"{len(schema_ops)} ops, {len(schema_kernels)} kernels, {len(schema_checks)} checks")
+print(f"{len(experiments) + len(bad) + 3 - len(failures)} passed, {len(failures)} failed")
+sys.exit(1 if failures else 0)
