@@ -55,6 +55,20 @@ cudaMemcpyKind copy_direction(const Experiment& exp, const Op& op) {
   return to_host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice;
 }
 
+std::string_view direction_name(cudaMemcpyKind kind) {
+  switch (kind) {
+    case cudaMemcpyHostToHost: return "H2H";
+    case cudaMemcpyHostToDevice: return "H2D";
+    case cudaMemcpyDeviceToHost: return "D2H";
+    default: return "D2D";
+  }
+}
+
+std::string describe_copy(const Experiment& exp, const Op& op) {
+  return fmt::format("{} -> {} ({}, {})", exp.buffers[op.src].name, exp.buffers[op.dst].name,
+                     direction_name(copy_direction(exp, op)), format_bytes(exp.buffers[op.dst].bytes));
+}
+
 void host_copy(HostState& s, const Op& op) {
   std::memcpy(s.buffers[op.dst], s.buffers[op.src], static_cast<size_t>(s.exp.buffers[op.dst].bytes));
 }
@@ -74,12 +88,12 @@ void cuda_copy_async(CudaState& s, const Op& op) {
 
 const OpKind kMemcpy = {
     "memcpy", "cudaMemcpy: copy src into dst (same type and size); blocks the host; default stream",
-    kCopyKeys, parse_copy, host_copy, cuda_copy};
+    kCopyKeys, parse_copy, host_copy, cuda_copy, describe_copy};
 
 const OpKind kMemcpyAsync = {
     "memcpyAsync",
     "cudaMemcpyAsync: copy src into dst in a stream (default: legacy); returns at once only for "
     "pinned or device memory",
-    kCopyAsyncKeys, parse_copy_async, host_copy, cuda_copy_async};
+    kCopyAsyncKeys, parse_copy_async, host_copy, cuda_copy_async, describe_copy};
 
 }  // namespace streamlab

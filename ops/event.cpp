@@ -24,7 +24,7 @@ void parse_wait(MapReader& r, Op& op) {
 
 void parse_event_sync(MapReader& r, Op& op) { op.event = r.event("event"); }
 
-void host_nothing(HostState&, const Op&) {}
+std::string describe_event(const Experiment& exp, const Op& op) { return exp.events[op.event].name; }
 
 void cuda_record(CudaState& s, const Op& op) {
   STREAMLAB_CUDA(cudaEventRecord(s.events[op.event], s.streams[op.stream]));
@@ -40,13 +40,13 @@ void cuda_event_sync(CudaState& s, const Op& op) { STREAMLAB_CUDA(cudaEventSynch
 
 const OpKind kEventRecord = {
     "eventRecord", "cudaEventRecord: capture the work issued so far to stream (default: legacy) in event",
-    kRecordKeys, parse_record, host_nothing, cuda_record};
+    kRecordKeys, parse_record, host_no_op, cuda_record, describe_event};
 
 const OpKind kStreamWaitEvent = {
     "streamWaitEvent", "cudaStreamWaitEvent: later work in stream waits for the work event captured",
-    kWaitKeys, parse_wait, host_nothing, cuda_wait};
+    kWaitKeys, parse_wait, host_no_op, cuda_wait, describe_event};
 
 const OpKind kEventSynchronize = {"eventSynchronize", "cudaEventSynchronize: the host waits for the event's work",
-                                  kEventSyncKeys, parse_event_sync, host_nothing, cuda_event_sync};
+                                  kEventSyncKeys, parse_event_sync, host_no_op, cuda_event_sync, describe_event};
 
 }  // namespace streamlab

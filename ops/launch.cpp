@@ -132,10 +132,24 @@ void cuda_launch(CudaState& s, const Op& op) {
                          op.grid[2], op.block[0], op.block[1], op.block[2], op.shared_bytes).c_str());
 }
 
+std::string describe_launch(const Experiment& exp, const Op& op) {
+  const KernelInfo& k = kernel_table()[op.kernel];
+  std::string args;
+  for (size_t i = 0; i < op.args.size(); ++i) {
+    if (i) args += ", ";
+    args += op.args[i].buffer >= 0 ? exp.buffers[op.args[i].buffer].name : std::to_string(op.args[i].scalar);
+  }
+  auto dims = [](const std::array<int64_t, 3>& d) {
+    return d[2] > 1 ? fmt::format("[{},{},{}]", d[0], d[1], d[2]) : fmt::format("[{},{}]", d[0], d[1]);
+  };
+  return fmt::format("{}<<<{}, {}{}>>>({})", k.name, dims(op.grid), dims(op.block),
+                     op.shared_bytes ? fmt::format(", {}", op.shared_bytes) : "", args);
+}
+
 }  // namespace
 
 const OpKind kLaunch = {"launch",
                         "kernel<<<grid, block, shared, stream>>>(args): a built-in kernel (see kernels below)",
-                        kLaunchKeys, parse_launch, host_launch, cuda_launch};
+                        kLaunchKeys, parse_launch, host_launch, cuda_launch, describe_launch};
 
 }  // namespace streamlab

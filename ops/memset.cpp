@@ -52,13 +52,17 @@ void cuda_memset_async(CudaState& s, const Op& op) {
                                  static_cast<size_t>(s.exp.buffers[op.dst].bytes), s.streams[op.stream]));
 }
 
+std::string describe_memset(const Experiment& exp, const Op& op) {
+  return fmt::format("{} = {:#04x} bytes ({})", exp.buffers[op.dst].name, op.value, format_bytes(exp.buffers[op.dst].bytes));
+}
+
 }  // namespace
 
 const OpKind kMemset = {"memset", "cudaMemset: set every byte of a device buffer to value (0..255); default stream",
-                        kMemsetKeys, parse_memset, host_memset, cuda_memset};
+                        kMemsetKeys, parse_memset, host_memset, cuda_memset, describe_memset};
 
 const OpKind kMemsetAsync = {"memsetAsync",
                              "cudaMemsetAsync: set every byte of a device buffer to value (0..255) in a stream",
-                             kMemsetAsyncKeys, parse_memset_async, host_memset, cuda_memset_async};
+                             kMemsetAsyncKeys, parse_memset_async, host_memset, cuda_memset_async, describe_memset};
 
 }  // namespace streamlab

@@ -3,6 +3,7 @@
 // from YAML, how the host backend performs it and how the cuda backend issues it. The table in
 // registry.cpp lists them; `streamlab list` prints it.
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "runner/experiment.hpp"
@@ -24,7 +25,16 @@ struct OpKind {
   void (*run_host)(HostState&, const Op&);
   // Issues the op to the CUDA runtime; throws CudaError on failure (cuda backend).
   void (*run_cuda)(CudaState&, const Op&);
+  // One line saying what this op does, for reports: "h_in -> d_in (H2D, 4 MiB)".
+  std::string (*describe)(const Experiment&, const Op&);
 };
+
+// For ops with nothing to do on the host backend, which runs every op in issue order anyway
+// (events, synchronization).
+inline void host_no_op(HostState&, const Op&) {}
+
+// "4 MiB", "1.5 KiB", "12 B".
+std::string format_bytes(int64_t bytes);
 
 std::span<const OpKind* const> op_table();
 const OpKind* find_op_kind(std::string_view name);

@@ -1,5 +1,7 @@
 // The table of op kinds. Adding an op: its file under ops/, a declaration in ops.hpp, one line
 // here, the schema, a test and an experiment.
+#include <fmt/format.h>
+
 #include "ops/ops.hpp"
 
 namespace streamlab {
@@ -25,5 +27,17 @@ std::string_view key_name(std::string_view key) {
 }
 
 bool key_optional(std::string_view key) { return !key.empty() && key.back() == '?'; }
+
+}  // namespace streamlab
+
+namespace streamlab {
+
+std::string format_bytes(int64_t bytes) {
+  constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.4g} {}", v, units[u]);
+}
 
 }  // namespace streamlab

@@ -11,7 +11,7 @@ constexpr std::string_view kStreamSyncKeys[] = {"stream"};
 
 void parse_stream_sync(MapReader& r, Op& op) { op.stream = r.stream("stream", true); }
 void parse_device_sync(MapReader&, Op&) {}
-void host_nothing(HostState&, const Op&) {}
+std::string describe_nothing(const Experiment&, const Op&) { return ""; }
 
 void cuda_stream_sync(CudaState& s, const Op& op) { STREAMLAB_CUDA(cudaStreamSynchronize(s.streams[op.stream])); }
 void cuda_device_sync(CudaState&, const Op&) { STREAMLAB_CUDA(cudaDeviceSynchronize()); }
@@ -19,10 +19,10 @@ void cuda_device_sync(CudaState&, const Op&) { STREAMLAB_CUDA(cudaDeviceSynchron
 }  // namespace
 
 const OpKind kStreamSynchronize = {"streamSynchronize", "cudaStreamSynchronize: the host waits for stream's work",
-                                   kStreamSyncKeys, parse_stream_sync, host_nothing, cuda_stream_sync};
+                                   kStreamSyncKeys, parse_stream_sync, host_no_op, cuda_stream_sync, describe_nothing};
 
 const OpKind kDeviceSynchronize = {"deviceSynchronize",
                                    "cudaDeviceSynchronize: the host waits for all work in all streams", {},
-                                   parse_device_sync, host_nothing, cuda_device_sync};
+                                   parse_device_sync, host_no_op, cuda_device_sync, describe_nothing};
 
 }  // namespace streamlab

@@ -1,34 +1,14 @@
 #include "runner/report_console.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
-#include "ops/kernels/kernel.hpp"
 #include "ops/op.hpp"
 #include "runner/stats.hpp"
 
 namespace streamlab {
 namespace {
-
-std::string_view direction(const Experiment& exp, const Op& op) {
-  bool from_host = is_host_memory(exp.buffers[op.src].memory);
-  bool to_host = is_host_memory(exp.buffers[op.dst].memory);
-  if (from_host) return to_host ? "H2H" : "H2D";
-  return to_host ? "D2H" : "D2D";
-}
-
-std::string describe_launch(const Experiment& exp, const Op& op) {
-  const KernelInfo& k = kernel_table()[op.kernel];
-  std::string args;
-  for (size_t i = 0; i < op.args.size(); ++i) {
-    if (i) args += ", ";
-    args += op.args[i].buffer >= 0 ? exp.buffers[op.args[i].buffer].name : std::to_string(op.args[i].scalar);
-  }
-  auto dims = [](const std::array<int64_t, 3>& d) {
-    return d[2] > 1 ? fmt::format("[{},{},{}]", d[0], d[1], d[2]) : fmt::format("[{},{}]", d[0], d[1]);
-  };
-  return fmt::format("{}<<<{}, {}{}>>>({})", k.name, dims(op.grid), dims(op.block),
-                     op.shared_bytes ? fmt::format(", {}", op.shared_bytes) : "", args);
-}
 
 std::string ms(double v) { return std::isnan(v) ? "-" : fmt::format("{:.3f}", v); }
 
@@ -49,21 +29,39 @@ std::string header(const Experiment& exp, const RunRecord& run) {
   return out;
 }
 
+// Column widths that fit the longest id, kind and stream name of the experiment.
+struct Widths {
+  size_t id = 2, kind = 4, stream = 6;
+};
+
+Widths column_widths(const Experiment& exp) {
+  Widths w;
+  for (const Op& op : exp.ops) {
+    w.id = std::max(w.id, op.id.size());
+    w.kind = std::max(w.kind, op.kind->name.size());
+    if (op.stream >= 0) w.stream = std::max(w.stream, exp.streams[op.stream].name.size());
+  }
+  return w;
+}
+
+// Median device and host ms of op `i`, as the table shows them.
+std::string op_timings(const RunRecord& run, const Op& op, size_t i) {
+  if (!run.device_timing) return "";
+  std::vector<double> device, host;
+  for (const auto& r : run.reps) device.push_back(r.ops[i].device_ms()), host.push_back(r.ops[i].host_ms());
+  return fmt::format("  {:>10}  {:>10}", op.device_work ? ms(summarize(device).median) : "-", ms(summarize(host).median));
+}
+
 std::string op_table(const Experiment& exp, const RunRecord& run) {
-  std::string out = run.device_timing
-      ? fmt::format("\n  {:>3}  {:<16} {:<18} {:<10} {:>5}  {:>10}  {:>10}  {}\n", "#", "op", "kind", "stream", "line",
-                    "device ms", "host ms", "what")
-      : fmt::format("\n  {:>3}  {:<16} {:<18} {:<10} {:>5}  {}\n", "#", "op", "kind", "stream", "line", "what");
+  Widths w = column_widths(exp);
+  std::string timings = run.device_timing ? fmt::format("  {:>10}  {:>10}", "device ms", "host ms") : "";
+  std::string out = fmt::format("\n  {:>3}  {:<{}}  {:<{}}  {:<{}}  {:>4}{}  {}\n", "#", "op", w.id, "kind", w.kind,
+                                "stream", w.stream, "line", timings, "what");
   for (size_t i = 0; i < exp.ops.size(); ++i) {
     const Op& op = exp.ops[i];
     std::string stream = op.stream >= 0 ? exp.streams[op.stream].name : "-";
-    std::vector<double> device, host;
-    for (const auto& r : run.reps) device.push_back(r.ops[i].device_ms()), host.push_back(r.ops[i].host_ms());
-    std::string timings = run.device_timing
-        ? fmt::format("  {:>10}  {:>10}", op.device_work ? ms(summarize(device).median) : "-", ms(summarize(host).median))
-        : "";
-    out += fmt::format("  {:>3}  {:<16} {:<18} {:<10} {:>5}{}  {}\n", i + 1, op.id, op.kind->name, stream,
-                       op.loc.line, timings, describe_op(exp, op));
+    out += fmt::format("  {:>3}  {:<{}}  {:<{}}  {:<{}}  {:>4}{}  {}\n", i + 1, op.id, w.id, op.kind->name, w.kind,
+                       stream, w.stream, op.loc.line, op_timings(run, op, i), op.kind->describe(exp, op));
   }
   return out;
 }
@@ -92,26 +90,6 @@ std::string checks(const RunRecord& run) {
 }
 
 }  // namespace
-
-std::string format_bytes(int64_t bytes) {
-  constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) v /= 1024, ++u;
-  return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.4g} {}", v, units[u]);
-}
-
-std::string describe_op(const Experiment& exp, const Op& op) {
-  std::string_view kind = op.kind->name;
-  if (kind == "memcpy" || kind == "memcpyAsync")
-    return fmt::format("{} -> {} ({}, {})", exp.buffers[op.src].name, exp.buffers[op.dst].name, direction(exp, op),
-                       format_bytes(exp.buffers[op.dst].bytes));
-  if (kind == "memset" || kind == "memsetAsync")
-    return fmt::format("{} = {:#04x} bytes ({})", exp.buffers[op.dst].name, op.value, format_bytes(exp.buffers[op.dst].bytes));
-  if (kind == "launch") return describe_launch(exp, op);
-  if (op.event >= 0) return exp.events[op.event].name;
-  return "";
-}
 
 std::string format_console_report(const Experiment& exp, const RunRecord& run) {
   return header(exp, run) + op_table(exp, run) + spans(run) + checks(run);

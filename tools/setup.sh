@@ -40,7 +40,9 @@ case "${1:-}" in
   test)
     install_missing
     build -DSTREAMLAB_WERROR=ON
-    ctest --test-dir build --output-on-failure
+    # The GPU suite first and verbose, so a skip shows its reason; then everything else.
+    ctest --test-dir build -L gpu -V | grep -E "gpu tests skipped|test cases|assertions|Status|tests passed|Skipped" || true
+    ctest --test-dir build -LE gpu --output-on-failure
     ;;
   *)
     echo "usage: tools/setup.sh demo|test" >&2
