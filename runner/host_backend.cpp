@@ -30,7 +30,12 @@ class HostBackend final : public Backend {
 
   void prepare() override {
     for (const Buffer& b : exp_.buffers) {
-      storage_.emplace_back(new std::byte[static_cast<size_t>(b.bytes)]);
+      try {
+        storage_.emplace_back(new std::byte[static_cast<size_t>(b.bytes)]);
+      } catch (const std::bad_alloc&) {
+        throw RunError(fmt::format("buffer '{}' ({}:{}:{}, {} bytes): out of host memory", b.name, b.loc.file,
+                                   b.loc.line, b.loc.col, b.bytes));
+      }
       fill_initial(b, storage_.back().get());
       state_.buffers.push_back(storage_.back().get());
     }

@@ -130,3 +130,11 @@ TEST_CASE("buffer init: random init is deterministic per seed and differs betwee
   std::memcpy(&first, x.data(), 4);
   CHECK(first >= 0);  // random int32 values are non-negative, never the poison pattern
 }
+
+TEST_CASE("host backend: a buffer too large for host memory is a named run error") {
+  auto e = load_string("name: huge\nbuffers:\n  huge: {type: int64, count: 1152921504606846975, memory: device}\nops: []\n",
+                       "m.yaml");
+  auto backend = make_host_backend(e);
+  CHECK_THROWS_WITH_AS(run_experiment(e, *backend, {1, 0}),
+                       "buffer 'huge' (m.yaml:3:3, 9223372036854775800 bytes): out of host memory", RunError);
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# On a GPU machine: the GPU test suite, the CLI test, every experiment at N=1024 and N=8192 on the
+# cuda backend, and the hand-written reference program in the same job, with the span ratios.
+#   usage: bench/run_gpu.sh STREAMLAB STREAMLAB_TESTS TWO_TRANSPOSES [LOG_DIR]
+# TWO_TRANSPOSES is bench/two_transposes.cu built with nvcc -O3 -arch=sm_90.
+set -u
+bin=$1 tests=$2 hand=$3 logs=${4:-/tmp/streamlab-gpu}
+mkdir -p "$logs"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+
+echo "== GPU test suite"
+STREAMLAB_SOURCE_DIR=$PWD "$tests" -ts=gpu 2>&1 | tee "$logs/gpu_tests.log" | tail -3
+echo "== CLI test"
+bash tests/cli_test.sh "$bin" . 2>&1 | tail -3
+
+span() { grep -Eo 'span \(host[^)]*\) +median +[0-9.]+' "$1" | grep -Eo '[0-9.]+$'; }
+
+echo "== experiments"
+for f in experiments/*.yaml; do
+  for n in 1024 8192; do
+    log="$logs/$(basename "$f" .yaml)_N$n.log"
+    "$bin" run "$f" --set N=$n --backend cuda >"$log" 2>&1
+    echo "rc=$? $(grep -c PASS "$log") PASS $(grep -c FAIL "$log") FAIL  span $(span "$log") ms  $f N=$n"
+  done
+done
+
+echo "== runner vs hand-written, same job (median host span of 20 reps after 3 warm-ups)"
+printf "%-10s %6s %12s %14s %8s\n" version N "runner ms" "hand-written ms" ratio
+for pair in default:02_two_transposes_default_stream streams:03_two_transposes_two_streams pinned:04_two_transposes_pinned_async; do
+  for n in 1024 8192; do
+    h=$("$hand" "${pair%%:*}" $n | grep -Eo 'median [0-9.]+' | grep -Eo '[0-9.]+')
+    r=$(span "$logs/${pair#*:}_N$n.log")
+    printf "%-10s %6s %12s %14s %8s\n" "${pair%%:*}" $n "$r" "$h" "$(awk -v a="$r" -v b="$h" 'BEGIN{printf "%.3f", a/b}')"
+  done
+done
