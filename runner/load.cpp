@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "ops/op.hpp"
 #include "runner/checks.hpp"
 #include "runner/load_context.hpp"
 #include "runner/suggest.hpp"
@@ -24,34 +23,43 @@ std::optional<int64_t> apply_override(LoadContext& ctx, const std::string& name,
   return std::nullopt;
 }
 
-void load_params(LoadContext& ctx, const YAML::Node& node, const LoadOptions& options) {
-  struct Declared { std::string name; SourceLoc loc; };
-  std::vector<Declared> declared;
+// The value of param `name`: its --set override (the last one given wins) or its own expression.
+std::optional<int64_t> param_value(LoadContext& ctx, const std::string& name, const YAML::Node& node,
+                                   const LoadOptions& options) {
+  auto set = std::find_if(options.overrides.rbegin(), options.overrides.rend(),
+                          [&](const auto& o) { return o.first == name; });
+  return set != options.overrides.rend() ? apply_override(ctx, name, set->second) : ctx.integer(node, name);
+}
+
+void check_overrides_exist(LoadContext& ctx, const LoadOptions& options) {
   std::vector<std::string> names;
-  if (node.IsMap()) {
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      if (!check_declared_name(ctx, it->first, declared, "param")) continue;
-      std::string name = it->first.Scalar();
-      declared.push_back({name, ctx.loc(it->first)});
-      names.push_back(name);
-      auto set = std::find_if(options.overrides.rbegin(), options.overrides.rend(),
-                              [&](const auto& o) { return o.first == name; });
-      auto value = set != options.overrides.rend() ? apply_override(ctx, name, set->second)
-                                                   : ctx.integer(it->second, name);
-      if (value)
-        ctx.params[name] = *value;
-      else
-        ctx.broken_params.insert(name);
-      ctx.exp.params.emplace_back(name, value.value_or(0));
-    }
-  } else if (node.IsDefined() && !node.IsNull()) {
-    ctx.error(node, fmt::format("params: expected a mapping {{NAME: integer expression}}, got {}", describe_node(node)));
-  }
+  for (const auto& p : ctx.exp.params) names.push_back(p.first);
   for (const auto& [name, text] : options.overrides)
     if (std::find(names.begin(), names.end(), name) == names.end())
       ctx.diags.error(kCommandLine, fmt::format("--set {}={}: the experiment has no param '{}'{}{}", name, text,
                                                 name, did_you_mean(name, names),
                                                 names.empty() ? "" : " (params: " + join(names) + ")"));
+}
+
+void load_params(LoadContext& ctx, const YAML::Node& node, const LoadOptions& options) {
+  struct Declared { std::string name; SourceLoc loc; };
+  std::vector<Declared> declared;
+  if (node.IsMap()) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (!check_declared_name(ctx, it->first, declared, "param")) continue;
+      std::string name = it->first.Scalar();
+      declared.push_back({name, ctx.loc(it->first)});
+      auto value = param_value(ctx, name, it->second, options);
+      if (value)
+        ctx.params[name] = *value;
+      else
+        ctx.broken_params.insert(name);  // its uses are not reported again
+      ctx.exp.params.emplace_back(name, value.value_or(0));
+    }
+  } else if (node.IsDefined() && !node.IsNull()) {
+    ctx.error(node, fmt::format("params: expected a mapping {{NAME: integer expression}}, got {}", describe_node(node)));
+  }
+  check_overrides_exist(ctx, options);
 }
 
 void load_streams(LoadContext& ctx, const YAML::Node& node) {
