@@ -13,6 +13,8 @@
 #include "runner/diagnostics.hpp"
 #include "runner/execute.hpp"
 #include "runner/load.hpp"
+#include "runner/output_file.hpp"
+#include "runner/report_files.hpp"
 #include "runner/report_console.hpp"
 #include "runner/suggest.hpp"
 
@@ -25,6 +27,7 @@ struct RunArgs {
   int64_t repeat = -1, warmup = -1;  // -1: the experiment's own
   std::string backend = "auto";
   int device = 0;
+  std::string json, csv, trace;  // report files; "-" is stdout
 };
 
 LoadOptions load_options(const std::vector<std::string>& sets) {
@@ -79,11 +82,20 @@ RunOptions run_options(const Experiment& exp, const RunArgs& args, const Backend
   return o;
 }
 
+// Writes each report asked for; a report sent to stdout replaces the console report there.
+void write_reports(const Experiment& exp, const RunRecord& record, const RunArgs& args) {
+  bool to_stdout = args.json == "-" || args.csv == "-" || args.trace == "-";
+  if (!to_stdout) std::cout << format_console_report(exp, record) << std::flush;
+  if (!args.json.empty()) write_output_file(args.json, format_json(exp, record));
+  if (!args.csv.empty()) write_output_file(args.csv, format_csv(exp, record));
+  if (!args.trace.empty()) write_output_file(args.trace, format_trace(exp, record));
+}
+
 int cmd_run(const RunArgs& args) {
   Experiment exp = load_file(args.file, load_options(args.sets));
   auto backend = choose_backend(exp, args);
   RunRecord record = run_experiment(exp, *backend, run_options(exp, args, *backend));
-  std::cout << format_console_report(exp, record) << std::flush;
+  write_reports(exp, record, args);
   return record.checks_passed() ? kExitOk : kExitCheckFailed;
 }
 
@@ -138,6 +150,11 @@ void add_run_options(CLI::App* run, RunArgs& args) {
   run->add_option("--backend", args.backend, "cuda, host, or auto: cuda when a device exists")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
   run->add_option("--device", args.device, "CUDA device index");
+  run->add_option("--json", args.json, "Write the results as JSON (schemas/results.schema.json); - for stdout")
+      ->type_name("FILE");
+  run->add_option("--csv", args.csv, "Write one CSV row per op per timed repetition; - for stdout")->type_name("FILE");
+  run->add_option("--trace", args.trace, "Write a Chrome trace (Perfetto, chrome://tracing); - for stdout")
+      ->type_name("FILE");
 }
 
 }  // namespace

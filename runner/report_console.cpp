@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "ops/op.hpp"
-#include "runner/stats.hpp"
+#include "runner/figures.hpp"
 
 namespace streamlab {
 namespace {
@@ -44,12 +44,10 @@ Widths column_widths(const Experiment& exp) {
   return w;
 }
 
-// Median device and host ms of op `i`, as the table shows them.
-std::string op_timings(const RunRecord& run, const Op& op, size_t i) {
+// Median device and host ms of an op, as the table shows them.
+std::string op_timings(const RunRecord& run, const OpFigures& f) {
   if (!run.device_timing) return "";
-  std::vector<double> device, host;
-  for (const auto& r : run.reps) device.push_back(r.ops[i].device_ms()), host.push_back(r.ops[i].host_ms());
-  return fmt::format("  {:>10}  {:>10}", op.device_work ? ms(summarize(device).median) : "-", ms(summarize(host).median));
+  return fmt::format("  {:>10}  {:>10}", f.device.n ? ms(f.device.median) : "-", ms(f.host.median));
 }
 
 std::string op_table(const Experiment& exp, const RunRecord& run) {
@@ -57,11 +55,12 @@ std::string op_table(const Experiment& exp, const RunRecord& run) {
   std::string timings = run.device_timing ? fmt::format("  {:>10}  {:>10}", "device ms", "host ms") : "";
   std::string out = fmt::format("\n  {:>3}  {:<{}}  {:<{}}  {:<{}}  {:>4}{}  {}\n", "#", "op", w.id, "kind", w.kind,
                                 "stream", w.stream, "line", timings, "what");
+  auto figures = op_figures(run, exp.ops.size());
   for (size_t i = 0; i < exp.ops.size(); ++i) {
     const Op& op = exp.ops[i];
     std::string stream = op.stream >= 0 ? exp.streams[op.stream].name : "-";
     out += fmt::format("  {:>3}  {:<{}}  {:<{}}  {:<{}}  {:>4}{}  {}\n", i + 1, op.id, w.id, op.kind->name, w.kind,
-                       stream, w.stream, op.loc.line, op_timings(run, op, i), op.kind->describe(exp, op));
+                       stream, w.stream, op.loc.line, op_timings(run, figures[i]), op.kind->describe(exp, op));
   }
   return out;
 }
@@ -69,11 +68,9 @@ std::string op_table(const Experiment& exp, const RunRecord& run) {
 std::string spans(const RunRecord& run) {
   if (!run.device_timing)
     return "\n  host backend: ops emulated on host memory in issue order; no GPU times are measured\n";
-  std::vector<double> host, device;
-  for (const auto& r : run.reps) host.push_back(r.host_span_ms), device.push_back(r.device_span_ms);
   std::string out = "\n  medians over the timed repetitions; device ms from the op's timing events\n";
-  out += span_line("span (host: first issue to final sync)", summarize(host));
-  if (summarize(device).n) out += span_line("span (GPU: first op start to last end)", summarize(device));
+  out += span_line("span (host: first issue to final sync)", host_span(run));
+  if (Summary gpu = device_span(run); gpu.n) out += span_line("span (GPU: first op start to last end)", gpu);
   return out;
 }
 

@@ -42,6 +42,11 @@ expect run-host-pass 0 'PASS  transpose\(h_in -> h_out\)' -- "$bin" run experime
 expect run-host-fail 1 'FAIL  transpose\(h_in -> h_out\): h_out\[0, 96\] = -842150451' -- \
   "$bin" run tests/data/short_grid.yaml --backend host
 
+expect json-stdout 0 '^  "schema_version": 1,' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --json -
+expect csv-stdout 0 '^1,1,2,transpose,launch,legacy,24,' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --csv -
+expect json-unwritable 3 "cannot write 'no/such/dir/r.json': No such file or directory" -- \
+  "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --json no/such/dir/r.json
+
 # Without a GPU: auto falls back to the host backend and says so; cuda is a runtime failure.
 if ! "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32 >/dev/null 2>&1; then
   expect auto-fallback 0 'note: no CUDA device .*running on the host backend' -- \

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""The JSON Schema against the loader, with an independent validator (jsonschema):
+"""The JSON Schemas, with an independent validator (jsonschema). The experiment schema against the loader:
 - the schema is a valid draft 2020-12 schema;
 - every experiment under experiments/ validates and names the schema in its modeline;
 - every bad experiment under tests/bad/ is judged as its first line says: '# schema: reject'
   (the loader rejects it for its shape, so the schema must too) or '# schema: accept' (the
   problem is one only the loader can see: names, sizes, values);
 - the schema's op kinds, kernels and checks are exactly those `streamlab list` prints.
+The results schema against `streamlab run --json` of every experiment (host backend) and the
+device-timed golden file of the report tests; and every --trace output is Chrome trace JSON.
 usage: schema_test.py SOURCE_DIR STREAMLAB_BINARY"""
 import json
 import pathlib
@@ -63,9 +65,32 @@ for what, listed, described in [("ops", listed_ops, schema_ops), ("kernels", lis
     if listed != described:
         failures.append(f"{what}: streamlab list has {sorted(listed)}, the schema {sorted(described)}")
 
+import tempfile
+
+results_validator = jsonschema.Draft202012Validator(json.loads((root / "schemas/results.schema.json").read_text()))
+jsonschema.Draft202012Validator.check_schema(results_validator.schema)
+results = [("tests/golden/reports.json", json.loads((root / "tests/golden/reports.json").read_text()))]
+with tempfile.TemporaryDirectory() as tmp:
+    for path in experiments:
+        out, trace = pathlib.Path(tmp) / "r.json", pathlib.Path(tmp) / "t.json"
+        run = subprocess.run([binary, "run", str(path), "--backend", "host", "--set", "N=64", "--repeat", "2",
+                              "--json", str(out), "--trace", str(trace)], capture_output=True, text=True)
+        if run.returncode not in (0, 1):
+            failures.append(f"{path}: streamlab run --json exited {run.returncode}: {run.stderr.strip()}")
+            continue
+        results.append((f"--json of {path}", json.loads(out.read_text())))
+        events = json.loads(trace.read_text()).get("traceEvents")
+        if not isinstance(events, list) or not all({"ph", "pid", "tid", "name"} <= e.keys() for e in events):
+            failures.append(f"{path}: --trace is not Chrome trace event JSON")
+for name, document in results:
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in results_validator.iter_errors(document)]
+    if errors:
+        failures.append(f"{name}: rejected by the results schema: {errors[0]}")
+
 for f in failures:
     print("FAIL", f)
 print(f"schema: {len(experiments)} experiments, {len(bad)} bad files, "
       f"{len(schema_ops)} ops, {len(schema_kernels)} kernels, {len(schema_checks)} checks")
-print(f"{len(experiments) + len(bad) + 3 - len(failures)} passed, {len(failures)} failed")
+print(f"results: {len(results)} documents")
+print(f"{len(experiments) + len(bad) + 3 + 2 * len(results) - 1 - len(failures)} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)

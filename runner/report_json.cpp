@@ -1,0 +1,89 @@
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "ops/op.hpp"
+#include "runner/figures.hpp"
+#include "runner/report_files.hpp"
+
+namespace streamlab {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json number(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
+
+json numbers(const std::vector<double>& v) {
+  json out = json::array();
+  for (double x : v) out.push_back(number(x));
+  return out;
+}
+
+json summary(const Summary& s) {
+  if (s.n == 0) return nullptr;
+  return {{"n", s.n}, {"median", s.median}, {"min", s.min}, {"max", s.max}, {"cv", s.cv}};
+}
+
+json op_json(const Experiment& exp, const RunRecord& run, size_t i, const OpFigures& f) {
+  const Op& op = exp.ops[i];
+  json samples_ = {{"issue_ms", numbers(samples(run, i, &OpSample::issue_ms))},
+                   {"return_ms", numbers(samples(run, i, &OpSample::return_ms))}};
+  if (op.device_work && run.device_timing) {
+    samples_["start_ms"] = numbers(samples(run, i, &OpSample::start_ms));
+    samples_["end_ms"] = numbers(samples(run, i, &OpSample::end_ms));
+  }
+  return {{"index", i + 1},
+          {"id", op.id},
+          {"kind", op.kind->name},
+          {"stream", op.stream >= 0 ? json(exp.streams[op.stream].name) : json(nullptr)},
+          {"line", op.loc.line},
+          {"column", op.loc.col},
+          {"what", op.kind->describe(exp, op)},
+          {"device_work", op.device_work},
+          {"device_ms", summary(f.device)},
+          {"host_ms", summary(f.host)},
+          {"samples", samples_}};
+}
+
+json spans_json(const RunRecord& run) {
+  std::vector<double> host, device;
+  for (const auto& rep : run.reps) host.push_back(rep.host_span_ms), device.push_back(rep.device_span_ms);
+  return {{"host_ms", summary(host_span(run))},
+          {"device_ms", summary(device_span(run))},
+          {"samples", {{"host_ms", numbers(host)}, {"device_ms", numbers(device)}}}};
+}
+
+json experiment_json(const Experiment& exp) {
+  json params = json::object();
+  for (const auto& [name, value] : exp.params) params[name] = value;
+  return {{"name", exp.name}, {"description", exp.description}, {"file", exp.file}, {"params", params}};
+}
+
+json checks_json(const RunRecord& run) {
+  json out = json::array();
+  for (const auto& c : run.checks) out.push_back({{"title", c.title}, {"passed", c.passed}, {"detail", c.detail}});
+  return out;
+}
+
+}  // namespace
+
+std::string format_json(const Experiment& exp, const RunRecord& run) {
+  auto figures = op_figures(run, exp.ops.size());
+  json ops = json::array();
+  for (size_t i = 0; i < exp.ops.size(); ++i) ops.push_back(op_json(exp, run, i, figures[i]));
+  json doc = {
+      {"schema_version", kResultsSchemaVersion},
+      {"tool", {{"name", "streamlab"}, {"version", STREAMLAB_VERSION}}},
+      {"experiment", experiment_json(exp)},
+      {"backend", {{"name", run.backend}, {"device", run.device}, {"device_timing", run.device_timing},
+                   {"timer", run.device_timing ? "events" : "none"}}},
+      {"repetitions", {{"warmup", run.warmup}, {"timed", run.reps.size()}}},
+      {"ops", ops},
+      {"spans", spans_json(run)},
+      {"checks", checks_json(run)},
+      {"passed", run.checks_passed()},
+  };
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace streamlab

@@ -1,0 +1,84 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "runner/backend.hpp"
+#include "runner/output_file.hpp"
+#include "runner/report_console.hpp"
+#include "runner/report_files.hpp"
+#include "tests/test_support.hpp"
+
+using namespace streamlab;
+using namespace streamlab::test;
+
+namespace {
+
+const char* kExperiment = R"(name: reports
+params: {N: 4}
+streams: {s1: {}}
+buffers:
+  h: {type: int32, shape: [N, N], memory: pinned, init: sequence}
+  d: {type: int32, shape: [N, N], memory: device}
+ops:
+  - memcpyAsync: {id: up, dst: d, src: h, stream: s1}
+  - streamSynchronize: {stream: s1}
+checks:
+  - equal: {a: h, b: h}
+)";
+
+// A device-timed run with round numbers, as the cuda backend would record it.
+RunRecord synthetic_run() {
+  RunRecord run;
+  run.backend = "cuda";
+  run.device = "Test GPU (sm_90, 1 SMs, 1 copy engines, device 0)";
+  run.device_timing = true;
+  run.warmup = 1;
+  for (int r = 0; r < 2; ++r) {
+    RepetitionSample rep;
+    rep.ops.push_back({0.001, 0.004, 0.010 + r, 0.510 + r});
+    rep.ops.push_back({0.005, 0.600 + r, NAN, NAN});
+    rep.host_span_ms = 0.650 + r;
+    rep.device_span_ms = 0.500;
+    run.reps.push_back(rep);
+  }
+  run.checks.push_back({"equal(h, h)", true, ""});
+  return run;
+}
+
+// Compares with tests/golden/NAME; STREAMLAB_UPDATE_GOLDEN=1 rewrites it (then review the diff).
+void check_golden(const std::string& name, const std::string& actual) {
+  auto path = source_dir() / "tests/golden" / name;
+  if (std::getenv("STREAMLAB_UPDATE_GOLDEN")) std::ofstream(path) << actual;
+  INFO(name);
+  CHECK(actual == read_text(path));
+}
+
+}  // namespace
+
+TEST_CASE("reports: JSON, CSV, trace and console of a device-timed run match their golden files") {
+  Experiment e = load_string(kExperiment, "reports.yaml");
+  RunRecord run = synthetic_run();
+  check_golden("reports.json", format_json(e, run));
+  check_golden("reports.csv", format_csv(e, run));
+  check_golden("reports.trace.json", format_trace(e, run));
+  check_golden("reports.console.txt", format_console_report(e, run));
+}
+
+TEST_CASE("reports: output files are written whole, or not at all") {
+  auto dir = std::filesystem::temp_directory_path() / ("streamlab_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto file = (dir / "out.json").string();
+  write_output_file(file, "first");
+  write_output_file(file, "second");
+  CHECK(read_text(file) == "second");
+  CHECK_THROWS_WITH_AS(write_output_file((dir / "missing/out.json").string(), "x"),
+                       doctest::Contains("missing/out.json': No such file or directory"), RunError);
+  CHECK_THROWS_WITH_AS(write_output_file(dir.string(), "x"), doctest::Contains("': it is a directory"), RunError);
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
+  CHECK(files == 1);  // no temporary file left behind
+  std::filesystem::remove_all(dir);
+}
