@@ -41,6 +41,11 @@ class Backend {
   virtual std::string name() const = 0;         // "cuda" or "host"
   virtual std::string description() const = 0;  // the device, for reports
   virtual bool measures_device_time() const = 0;
+  // The device timer in use ("cupti", "events", "none") and a line describing it; after prepare().
+  virtual std::string timer() const = 0;
+  virtual std::string timer_description() const = 0;
+  // Things the user should know about how the run was measured (a fallback, a skipped gate).
+  virtual std::vector<std::string> notes() const = 0;
   // Allocates and fills every buffer (init or poison), creates streams and events.
   virtual void prepare() = 0;
   // Issues every op in order, then waits until the device is idle.
@@ -50,7 +55,8 @@ class Backend {
 };
 
 std::unique_ptr<Backend> make_host_backend(const Experiment& exp);
-std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device);
+enum class TimerChoice { automatic, cupti, events, none };  // automatic: CUPTI where it loads, else events
+std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device, TimerChoice timer = TimerChoice::automatic);
 
 // Number of CUDA devices; 0 with the runtime's reason in `why` when there is none (no driver,
 // no GPU). The first CUDA call of the process: it also sets the process's CUDA environment.

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -26,6 +27,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   int64_t repeat = -1, warmup = -1;  // -1: the experiment's own
   std::string backend = "auto";
+  std::string timer = "auto";
   int device = 0;
   std::string json, csv, trace;  // report files; "-" is stdout
 };
@@ -69,7 +71,9 @@ std::unique_ptr<Backend> choose_backend(const Experiment& exp, const RunArgs& ar
   }
   if (args.device < 0 || args.device >= count)
     throw RunError(fmt::format("--device {}: no such device ({} CUDA device{})", args.device, count, count == 1 ? "" : "s"));
-  return make_cuda_backend(exp, args.device);
+  const std::map<std::string, TimerChoice> timers = {{"auto", TimerChoice::automatic}, {"cupti", TimerChoice::cupti},
+                                                     {"events", TimerChoice::events}, {"none", TimerChoice::none}};
+  return make_cuda_backend(exp, args.device, timers.at(args.timer));
 }
 
 // Repetitions: the command line's, else the experiment's; the host backend runs once by default
@@ -150,6 +154,10 @@ void add_run_options(CLI::App* run, RunArgs& args) {
   run->add_option("--backend", args.backend, "cuda, host, or auto: cuda when a device exists")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
   run->add_option("--device", args.device, "CUDA device index");
+  run->add_option("--timer", args.timer,
+                  "Device timing: cupti (activity records), events (CUDA events in each op's stream), none "
+                  "(spans only, least overhead), or auto: cupti where it loads, else events")
+      ->check(CLI::IsMember({"auto", "cupti", "events", "none"}));
   run->add_option("--json", args.json, "Write the results as JSON (schemas/results.schema.json); - for stdout")
       ->type_name("FILE");
   run->add_option("--csv", args.csv, "Write one CSV row per op per timed repetition; - for stdout")->type_name("FILE");

@@ -1,6 +1,5 @@
-// The cuda backend: every op issued to the real CUDA runtime, every call checked. Each device op
-// is bracketed by a pair of timing events in its own stream (never the legacy stream for an op
-// that is not on it: recording there would add a barrier, cuda_semantics.md section 12).
+// The cuda backend: every op issued to the real CUDA runtime, every call checked, device intervals
+// measured by the chosen DeviceTimer (device_timer.hpp).
 #include <chrono>
 #include <cstdlib>
 
@@ -10,7 +9,9 @@
 #include "runner/backend.hpp"
 #include "runner/buffer_init.hpp"
 #include "runner/cuda_check.hpp"
+#include "runner/cuda_handles.hpp"
 #include "runner/cuda_state.hpp"
+#include "runner/device_timer.hpp"
 
 namespace streamlab {
 namespace {
@@ -21,31 +22,11 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-struct StreamDestroy {
-  void operator()(cudaStream_t s) const noexcept { STREAMLAB_CUDA_NOEXCEPT(cudaStreamDestroy(s)); }
-};
-struct EventDestroy {
-  void operator()(cudaEvent_t e) const noexcept { STREAMLAB_CUDA_NOEXCEPT(cudaEventDestroy(e)); }
-};
-using UniqueStream = std::unique_ptr<CUstream_st, StreamDestroy>;
-using UniqueEvent = std::unique_ptr<CUevent_st, EventDestroy>;
 using Memory = std::unique_ptr<void, void (*)(void*)>;
 
 void free_device(void* p) { STREAMLAB_CUDA_NOEXCEPT(cudaFree(p)); }
 void free_pinned(void* p) { STREAMLAB_CUDA_NOEXCEPT(cudaFreeHost(p)); }
 void free_pageable(void* p) { std::free(p); }
-
-UniqueStream create_stream(bool non_blocking) {
-  cudaStream_t s = nullptr;
-  STREAMLAB_CUDA(cudaStreamCreateWithFlags(&s, non_blocking ? cudaStreamNonBlocking : cudaStreamDefault));
-  return UniqueStream(s);
-}
-
-UniqueEvent create_event() {
-  cudaEvent_t e = nullptr;
-  STREAMLAB_CUDA(cudaEventCreate(&e));
-  return UniqueEvent(e);
-}
 
 Memory allocate(const Buffer& b) {
   void* p = nullptr;
@@ -69,7 +50,8 @@ std::string describe_buffer(const Buffer& b) {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(const Experiment& exp, int device) : exp_(exp), device_(device), state_{exp, {}, {}, {}} {}
+  CudaBackend(const Experiment& exp, int device, TimerChoice timer)
+      : exp_(exp), device_(device), timer_choice_(timer), state_{exp, {}, {}, {}} {}
 
   ~CudaBackend() override {
     // Work may still be queued after a failure: let it finish before its memory is freed.
@@ -79,6 +61,9 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   std::string description() const override { return description_; }
   bool measures_device_time() const override { return true; }
+  std::string timer() const override { return timer_ ? timer_->name() : "none"; }
+  std::string timer_description() const override { return timer_ ? timer_->description() : ""; }
+  std::vector<std::string> notes() const override { return notes_; }
 
   void prepare() override {
     STREAMLAB_CUDA(cudaSetDevice(device_));
@@ -94,18 +79,14 @@ class CudaBackend final : public Backend {
       }
     }
     for (size_t i = 0; i < exp_.events.size(); ++i) state_.events.push_back(own(create_event()));
-    base_ = create_event();
-    for (size_t i = 0; i < exp_.ops.size(); ++i) {
-      op_start_.push_back(create_event());
-      op_end_.push_back(create_event());
-    }
+    timer_ = choose_timer();
     STREAMLAB_CUDA(cudaDeviceSynchronize());
   }
 
   RepetitionSample run_repetition() override {
     RepetitionSample rep;
-    STREAMLAB_CUDA(cudaEventRecord(base_.get(), timing_stream_.get()));
     auto t0 = Clock::now();
+    timer_->begin_repetition(t0);
     for (size_t i = 0; i < exp_.ops.size(); ++i) rep.ops.push_back(issue(i, t0));
     try {
       STREAMLAB_CUDA(cudaDeviceSynchronize());
@@ -114,7 +95,7 @@ class CudaBackend final : public Backend {
                                  "of an op issued before): {}", e.what()));
     }
     rep.host_span_ms = ms_since(t0);
-    read_device_times(rep);
+    timer_->end_repetition(rep);
     return rep;
   }
 
@@ -134,29 +115,33 @@ class CudaBackend final : public Backend {
   OpSample issue(size_t i, Clock::time_point t0) {
     const Op& op = exp_.ops[i];
     OpSample s;
+    cudaStream_t stream = op.stream >= 0 ? state_.streams[op.stream] : nullptr;
     try {
-      if (op.device_work) STREAMLAB_CUDA(cudaEventRecord(op_start_[i].get(), state_.streams[op.stream]));
+      timer_->before_op(i, stream);
       s.issue_ms = ms_since(t0);
       op.kind->run_cuda(state_, op);
       s.return_ms = ms_since(t0);
-      if (op.device_work) STREAMLAB_CUDA(cudaEventRecord(op_end_[i].get(), state_.streams[op.stream]));
+      timer_->after_op(i, stream);
     } catch (const CudaError& e) {
       throw RunError(fmt::format("{}: {}", op_context(op), e.what()));
     }
     return s;
   }
 
-  void read_device_times(RepetitionSample& rep) {
-    double first = INFINITY, last = -INFINITY;
-    for (size_t i = 0; i < exp_.ops.size(); ++i) {
-      if (!exp_.ops[i].device_work) continue;
-      float start = 0, end = 0;
-      STREAMLAB_CUDA(cudaEventElapsedTime(&start, base_.get(), op_start_[i].get()));
-      STREAMLAB_CUDA(cudaEventElapsedTime(&end, base_.get(), op_end_[i].get()));
-      rep.ops[i].start_ms = start, rep.ops[i].end_ms = end;
-      first = std::min(first, double(start)), last = std::max(last, double(end));
+  // --timer: CUPTI where it loads (automatic), else timing events, said in a note.
+  std::unique_ptr<DeviceTimer> choose_timer() {
+    switch (timer_choice_) {
+      case TimerChoice::cupti: return make_cupti_timer(exp_);
+      case TimerChoice::events: return make_event_timer(exp_);
+      case TimerChoice::none: return make_no_timer();
+      case TimerChoice::automatic: break;
     }
-    if (first <= last) rep.device_span_ms = last - first;
+    try {
+      return make_cupti_timer(exp_);
+    } catch (const RunError& e) {
+      notes_.push_back(fmt::format("timer: CUDA events instead of CUPTI ({})", e.what()));
+      return make_event_timer(exp_);
+    }
   }
 
   void describe_device() {
@@ -167,7 +152,6 @@ class CudaBackend final : public Backend {
   }
 
   void create_streams() {
-    timing_stream_ = create_stream(true);  // non-blocking: the base event orders nothing
     for (const Stream& s : exp_.streams) {
       if (s.legacy) {
         state_.streams.push_back(cudaStreamLegacy);
@@ -200,21 +184,22 @@ class CudaBackend final : public Backend {
 
   const Experiment& exp_;
   int device_;
+  TimerChoice timer_choice_;
   std::string description_;
   CudaState state_;
   // Declaration order is destruction order reversed: memory goes after the streams using it.
   std::vector<Memory> memory_;
   std::vector<UniqueStream> streams_;
-  UniqueStream timing_stream_;
-  std::vector<UniqueEvent> user_events_, op_start_, op_end_;
-  UniqueEvent base_;
+  std::vector<UniqueEvent> user_events_;
+  std::unique_ptr<DeviceTimer> timer_;  // destroyed first: it may own events and streams
+  std::vector<std::string> notes_;
   std::vector<std::vector<std::byte>> staging_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device) {
-  return std::make_unique<CudaBackend>(exp, device);
+std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device, TimerChoice timer) {
+  return std::make_unique<CudaBackend>(exp, device, timer);
 }
 
 int cuda_device_count(std::string* why) {

@@ -11,12 +11,15 @@ bool RunRecord::checks_passed() const {
 RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptions& options) {
   RunRecord record;
   record.backend = backend.name();
-  record.device_timing = backend.measures_device_time();
   record.warmup = options.warmup;
   backend.prepare();
   record.device = backend.description();
+  record.timer = backend.timer();
+  record.timer_description = backend.timer_description();
+  record.device_timing = record.timer != "none";
   for (int64_t i = 0; i < options.warmup; ++i) backend.run_repetition();
   for (int64_t i = 0; i < options.repeat; ++i) record.reps.push_back(backend.run_repetition());
+  record.notes = backend.notes();
   record.checks = run_checks(exp, [&](int index) { return backend.contents(index); });
   return record;
 }

@@ -17,6 +17,9 @@ struct RunRecord {
   std::string backend;      // "cuda" or "host"
   std::string device;       // the backend's description of where it ran
   bool device_timing = false;
+  std::string timer;              // "cupti", "events" or "none"
+  std::string timer_description;
+  std::vector<std::string> notes;  // how the run was measured, for the user
   int64_t warmup = 0;
   std::vector<RepetitionSample> reps;  // timed repetitions only
   std::vector<CheckResult> checks;     // on the contents after the last repetition

@@ -27,6 +27,9 @@ class HostBackend final : public Backend {
   std::string name() const override { return "host"; }
   std::string description() const override { return "host emulation (no GPU timing)"; }
   bool measures_device_time() const override { return false; }
+  std::string timer() const override { return "none"; }
+  std::string timer_description() const override { return "none: the host backend measures no GPU time"; }
+  std::vector<std::string> notes() const override { return {}; }
 
   void prepare() override {
     for (const Buffer& b : exp_.buffers) {

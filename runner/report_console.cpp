@@ -25,7 +25,9 @@ std::string header(const Experiment& exp, const RunRecord& run) {
   if (!params.empty()) out += fmt::format("  params    {}\n", params);
   out += fmt::format("  runs      {} warm-up + {} timed repetition{}\n", run.warmup, run.reps.size(),
                      run.reps.size() == 1 ? "" : "s");
-  if (run.device_timing) out += "  timing    CUDA events around each device op, in its own stream; host steady clock around each call\n";
+  out += fmt::format("  timer     {}{}\n", run.timer_description,
+                     run.backend == "cuda" ? "; host steady clock around each call" : "");
+  for (const auto& note : run.notes) out += fmt::format("  note      {}\n", note);
   return out;
 }
 
@@ -66,9 +68,9 @@ std::string op_table(const Experiment& exp, const RunRecord& run) {
 }
 
 std::string spans(const RunRecord& run) {
-  if (!run.device_timing)
+  if (run.backend == "host")
     return "\n  host backend: ops emulated on host memory in issue order; no GPU times are measured\n";
-  std::string out = "\n  medians over the timed repetitions; device ms from the op's timing events\n";
+  std::string out = fmt::format("\n  medians over the timed repetitions; device ms from the {} timer\n", run.timer);
   out += span_line("span (host: first issue to final sync)", host_span(run));
   if (Summary gpu = device_span(run); gpu.n) out += span_line("span (GPU: first op start to last end)", gpu);
   return out;

@@ -35,6 +35,9 @@ RunRecord synthetic_run() {
   run.backend = "cuda";
   run.device = "Test GPU (sm_90, 1 SMs, 1 copy engines, device 0)";
   run.device_timing = true;
+  run.timer = "events";
+  run.timer_description = "CUDA events around each device op, in its own stream";
+  run.notes = {"a note"};
   run.warmup = 1;
   for (int r = 0; r < 2; ++r) {
     RepetitionSample rep;

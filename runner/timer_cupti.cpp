@@ -1,0 +1,209 @@
+// The CUPTI timer: activity records of every kernel, copy and memset, with timestamps on the host's
+// steady clock (a timestamp callback), joined to the ops through external correlation ids pushed
+// around each op's API call. libcupti is loaded at run time, so the program runs where it is
+// missing (the timer then says so) and nothing is traced unless asked.
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+
+#include <cupti.h>
+#include <fmt/format.h>
+
+#include "runner/device_timer.hpp"
+
+namespace streamlab {
+namespace {
+
+// The CUPTI entry points streamlab uses, resolved from the library found first.
+struct CuptiApi {
+  void* library = nullptr;
+  std::string path;
+  decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
+  decltype(&cuptiActivityRegisterTimestampCallback) register_timestamp = nullptr;
+  decltype(&cuptiActivityEnable) enable = nullptr;
+  decltype(&cuptiActivityDisable) disable = nullptr;
+  decltype(&cuptiActivityFlushAll) flush_all = nullptr;
+  decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
+  decltype(&cuptiActivityPushExternalCorrelationId) push_id = nullptr;
+  decltype(&cuptiActivityPopExternalCorrelationId) pop_id = nullptr;
+  decltype(&cuptiGetResultString) result_string = nullptr;
+};
+
+std::vector<std::string> library_candidates() {
+  std::vector<std::string> out;
+  if (const char* env = std::getenv("STREAMLAB_CUPTI")) return {env};
+  out.push_back("libcupti.so.13");  // the loader's own search: LD_LIBRARY_PATH, ldconfig
+  out.push_back("libcupti.so");
+  for (const char* root : std::initializer_list<const char*>{std::getenv("CUDA_HOME"), std::getenv("CUDA_PATH"), "/usr/local/cuda"}) {
+    if (!root) continue;
+    for (const char* dir : {"/extras/CUPTI/lib64/", "/lib64/", "/lib/", "/targets/x86_64-linux/lib/"})
+      out.push_back(std::string(root) + dir + "libcupti.so.13");
+  }
+  return out;
+}
+
+template <class F>
+void resolve(CuptiApi& api, F& f, const char* name) {
+  f = reinterpret_cast<F>(dlsym(api.library, name));
+  if (!f) throw RunError(fmt::format("--timer cupti: {} has no symbol {}", api.path, name));
+}
+
+const CuptiApi& cupti_api() {
+  static CuptiApi api = [] {
+    CuptiApi a;
+    std::vector<std::string> tried = library_candidates();
+    for (const auto& path : tried)
+      if ((a.library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))) {
+        a.path = path;
+        break;
+      }
+    if (!a.library)
+      throw RunError(fmt::format("--timer cupti: CUPTI (libcupti.so.13) not found; tried {} (set STREAMLAB_CUPTI "
+                                 "to its path, or use --timer events)", fmt::join(tried, ", ")));
+    resolve(a, a.register_callbacks, "cuptiActivityRegisterCallbacks");
+    resolve(a, a.register_timestamp, "cuptiActivityRegisterTimestampCallback");
+    resolve(a, a.enable, "cuptiActivityEnable");
+    resolve(a, a.disable, "cuptiActivityDisable");
+    resolve(a, a.flush_all, "cuptiActivityFlushAll");
+    resolve(a, a.next_record, "cuptiActivityGetNextRecord");
+    resolve(a, a.push_id, "cuptiActivityPushExternalCorrelationId");
+    resolve(a, a.pop_id, "cuptiActivityPopExternalCorrelationId");
+    resolve(a, a.result_string, "cuptiGetResultString");
+    return a;
+  }();
+  return api;
+}
+
+void check(CUptiResult r, const char* call) {
+  if (r == CUPTI_SUCCESS) return;
+  const char* text = "unknown error";
+  cupti_api().result_string(r, &text);
+  throw RunError(fmt::format("CUPTI: {} failed: {}", call, text));
+}
+
+uint64_t steady_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(HostClock::now().time_since_epoch()).count());
+}
+
+// Where CUPTI's callbacks (plain functions, called on CUPTI's thread or at a flush) leave records.
+struct Collector {
+  std::mutex mutex;
+  std::vector<DeviceActivity> activities;
+  std::vector<Correlation> correlations;
+};
+Collector& collector() {
+  static Collector c;
+  return c;
+}
+
+constexpr size_t kBufferBytes = 8 << 20;
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = *buffer ? kBufferBytes : 0;
+  *max_records = 0;  // as many as fit
+}
+
+void take_record(const CUpti_Activity* r, Collector& c) {
+  switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(r);
+      c.activities.push_back({k->correlationId, k->start, k->end});
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(r);
+      c.activities.push_back({m->correlationId, m->start, m->end});
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(r);
+      c.activities.push_back({m->correlationId, m->start, m->end});
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+      auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(r);
+      c.correlations.push_back({e->correlationId, e->externalId});
+      break;
+    }
+    default: break;
+  }
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  Collector& c = collector();
+  {
+    std::lock_guard lock(c.mutex);
+    CUpti_Activity* record = nullptr;
+    while (cupti_api().next_record(buffer, valid, &record) == CUPTI_SUCCESS) take_record(record, c);
+  }
+  std::free(buffer);
+}
+
+constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                         CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+
+class CuptiTimer final : public DeviceTimer {
+ public:
+  CuptiTimer() {
+    const CuptiApi& api = cupti_api();
+    // Once per process, and the timestamp callback before any activity is ever enabled.
+    static const bool registered = [&] {
+      check(api.register_timestamp(steady_ns), "cuptiActivityRegisterTimestampCallback");
+      check(api.register_callbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
+      return true;
+    }();
+    static_cast<void>(registered);
+    for (auto kind : kKinds) check(api.enable(kind), "cuptiActivityEnable");
+  }
+
+  ~CuptiTimer() override {
+    const CuptiApi& api = cupti_api();
+    for (auto kind : kKinds) api.disable(kind);
+    api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    std::lock_guard lock(collector().mutex);
+    collector().activities.clear();
+    collector().correlations.clear();
+  }
+
+  std::string name() const override { return "cupti"; }
+  std::string description() const override {
+    return "CUPTI activity records (kernel, copy and memset execution), on the host clock; from " + cupti_api().path;
+  }
+
+  void begin_repetition(HostClock::time_point t0) override {
+    ++repetition_;
+    t0_ns_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count());
+  }
+  void before_op(size_t op, cudaStream_t) override {
+    check(cupti_api().push_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, activity_key(repetition_, op)),
+          "cuptiActivityPushExternalCorrelationId");
+  }
+  void after_op(size_t, cudaStream_t) override {
+    uint64_t last = 0;
+    check(cupti_api().pop_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last), "cuptiActivityPopExternalCorrelationId");
+  }
+
+  void end_repetition(RepetitionSample& rep) override {
+    check(cupti_api().flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+    Collector& c = collector();
+    std::lock_guard lock(c.mutex);
+    assign_intervals(c.activities, c.correlations, repetition_, t0_ns_, rep);
+    c.activities.clear();
+    c.correlations.clear();
+  }
+
+ private:
+  uint64_t repetition_ = 0;
+  uint64_t t0_ns_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceTimer> make_cupti_timer(const Experiment&) { return std::make_unique<CuptiTimer>(); }
+
+}  // namespace streamlab
