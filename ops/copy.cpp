@@ -69,6 +69,15 @@ std::string describe_copy(const Experiment& exp, const Op& op) {
                      direction_name(copy_direction(exp, op)), format_bytes(exp.buffers[op.dst].bytes));
 }
 
+// H1-H5: cudaMemcpy returns early only device to device.
+bool copy_blocks(const Experiment& exp, const Op& op) { return copy_direction(exp, op) != cudaMemcpyDeviceToDevice; }
+
+// H5-H7: cudaMemcpyAsync is synchronous with pageable memory, and host to host.
+bool copy_async_blocks(const Experiment& exp, const Op& op) {
+  auto pageable = [&](int b) { return exp.buffers[b].memory == MemoryKind::pageable; };
+  return pageable(op.src) || pageable(op.dst) || copy_direction(exp, op) == cudaMemcpyHostToHost;
+}
+
 void host_copy(HostState& s, const Op& op) {
   std::memcpy(s.buffers[op.dst], s.buffers[op.src], static_cast<size_t>(s.exp.buffers[op.dst].bytes));
 }
@@ -88,12 +97,12 @@ void cuda_copy_async(CudaState& s, const Op& op) {
 
 const OpKind kMemcpy = {
     "memcpy", "cudaMemcpy: copy src into dst (same type and size); blocks the host; default stream",
-    kCopyKeys, parse_copy, host_copy, cuda_copy, describe_copy};
+    kCopyKeys, parse_copy, host_copy, cuda_copy, describe_copy, copy_blocks};
 
 const OpKind kMemcpyAsync = {
     "memcpyAsync",
     "cudaMemcpyAsync: copy src into dst in a stream (default: legacy); returns at once only for "
     "pinned or device memory",
-    kCopyAsyncKeys, parse_copy_async, host_copy, cuda_copy_async, describe_copy};
+    kCopyAsyncKeys, parse_copy_async, host_copy, cuda_copy_async, describe_copy, copy_async_blocks};
 
 }  // namespace streamlab

@@ -150,6 +150,6 @@ std::string describe_launch(const Experiment& exp, const Op& op) {
 
 const OpKind kLaunch = {"launch",
                         "kernel<<<grid, block, shared, stream>>>(args): a built-in kernel (see kernels below)",
-                        kLaunchKeys, parse_launch, host_launch, cuda_launch, describe_launch};
+                        kLaunchKeys, parse_launch, host_launch, cuda_launch, describe_launch, never_blocks};
 
 }  // namespace streamlab

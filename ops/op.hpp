@@ -27,7 +27,13 @@ struct OpKind {
   void (*run_cuda)(CudaState&, const Op&);
   // One line saying what this op does, for reports: "h_in -> d_in (H2D, 4 MiB)".
   std::string (*describe)(const Experiment&, const Op&);
+  // Whether the host may wait in the call for device work (cuda_semantics.md section 4): no work
+  // may be held behind the start gate past such an op, or the host would wait for ever.
+  bool (*blocks_host)(const Experiment&, const Op&);
 };
+
+inline bool never_blocks(const Experiment&, const Op&) { return false; }
+inline bool always_blocks(const Experiment&, const Op&) { return true; }
 
 // For ops with nothing to do on the host backend, which runs every op in issue order anyway
 // (events, synchronization).

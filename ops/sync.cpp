@@ -19,10 +19,11 @@ void cuda_device_sync(CudaState&, const Op&) { STREAMLAB_CUDA(cudaDeviceSynchron
 }  // namespace
 
 const OpKind kStreamSynchronize = {"streamSynchronize", "cudaStreamSynchronize: the host waits for stream's work",
-                                   kStreamSyncKeys, parse_stream_sync, host_no_op, cuda_stream_sync, describe_nothing};
+                                   kStreamSyncKeys, parse_stream_sync, host_no_op, cuda_stream_sync, describe_nothing, always_blocks};
 
 const OpKind kDeviceSynchronize = {"deviceSynchronize",
                                    "cudaDeviceSynchronize: the host waits for all work in all streams", {},
-                                   parse_device_sync, host_no_op, cuda_device_sync, describe_nothing};
+                                   parse_device_sync, host_no_op, cuda_device_sync, describe_nothing,
+                                   always_blocks};
 
 }  // namespace streamlab

@@ -24,8 +24,12 @@ struct OpSample {
 };
 
 struct RepetitionSample {
+  uint64_t number = 0;        // 1-based count of the backend's repetitions, warm-up included
   std::vector<OpSample> ops;  // by op index
-  double host_span_ms = 0;    // host clock from the first issue to the end of the final device sync
+  double gate_open_ms = NAN;  // host clock when the start gate opened (NaN: no gate)
+  // Host clock from the gate's opening (or the first issue, without a gate) to the end of the
+  // repetition's final device synchronize.
+  double host_span_ms = 0;
   double device_span_ms = NAN;  // first device start to last device end (NaN: no device ops timed)
 };
 
@@ -50,13 +54,19 @@ class Backend {
   virtual void prepare() = 0;
   // Issues every op in order, then waits until the device is idle.
   virtual RepetitionSample run_repetition() = 0;
+  // After the last repetition: fills what a timer measures only at the end of a run.
+  virtual void finish(std::vector<RepetitionSample>& timed) = 0;
   // Final contents of a buffer, in host memory; valid until the next call on the backend.
   virtual std::span<const std::byte> contents(int buffer) = 0;
 };
 
 std::unique_ptr<Backend> make_host_backend(const Experiment& exp);
 enum class TimerChoice { automatic, cupti, events, none };  // automatic: CUPTI where it loads, else events
-std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device, TimerChoice timer = TimerChoice::automatic);
+struct CudaOptions {
+  TimerChoice timer = TimerChoice::automatic;
+  bool gate = true;  // the start gate (start_gate.hpp)
+};
+std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device, CudaOptions options = {});
 
 // Number of CUDA devices; 0 with the runtime's reason in `why` when there is none (no driver,
 // no GPU). The first CUDA call of the process: it also sets the process's CUDA environment.

@@ -28,6 +28,7 @@ struct RunArgs {
   int64_t repeat = -1, warmup = -1;  // -1: the experiment's own
   std::string backend = "auto";
   std::string timer = "auto";
+  bool no_gate = false;
   int device = 0;
   std::string json, csv, trace;  // report files; "-" is stdout
 };
@@ -73,7 +74,7 @@ std::unique_ptr<Backend> choose_backend(const Experiment& exp, const RunArgs& ar
     throw RunError(fmt::format("--device {}: no such device ({} CUDA device{})", args.device, count, count == 1 ? "" : "s"));
   const std::map<std::string, TimerChoice> timers = {{"auto", TimerChoice::automatic}, {"cupti", TimerChoice::cupti},
                                                      {"events", TimerChoice::events}, {"none", TimerChoice::none}};
-  return make_cuda_backend(exp, args.device, timers.at(args.timer));
+  return make_cuda_backend(exp, args.device, {timers.at(args.timer), !args.no_gate});
 }
 
 // Repetitions: the command line's, else the experiment's; the host backend runs once by default
@@ -158,6 +159,9 @@ void add_run_options(CLI::App* run, RunArgs& args) {
                   "Device timing: cupti (activity records), events (CUDA events in each op's stream), none "
                   "(spans only, least overhead), or auto: cupti where it loads, else events")
       ->check(CLI::IsMember({"auto", "cupti", "events", "none"}));
+  run->add_flag("--no-gate", args.no_gate,
+                "Issue ops without holding the streams first (by default a start gate holds them until the "
+                "repetition is queued)");
   run->add_option("--json", args.json, "Write the results as JSON (schemas/results.schema.json); - for stdout")
       ->type_name("FILE");
   run->add_option("--csv", args.csv, "Write one CSV row per op per timed repetition; - for stdout")->type_name("FILE");

@@ -1,6 +1,7 @@
 // The cuda backend: every op issued to the real CUDA runtime, every call checked, device intervals
 // measured by the chosen DeviceTimer (device_timer.hpp).
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include "runner/cuda_handles.hpp"
 #include "runner/cuda_state.hpp"
 #include "runner/device_timer.hpp"
+#include "runner/start_gate.hpp"
 
 namespace streamlab {
 namespace {
@@ -50,8 +52,8 @@ std::string describe_buffer(const Buffer& b) {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(const Experiment& exp, int device, TimerChoice timer)
-      : exp_(exp), device_(device), timer_choice_(timer), state_{exp, {}, {}, {}} {}
+  CudaBackend(const Experiment& exp, int device, CudaOptions options)
+      : exp_(exp), device_(device), options_(options), state_{exp, {}, {}, {}} {}
 
   ~CudaBackend() override {
     // Work may still be queued after a failure: let it finish before its memory is freed.
@@ -80,24 +82,34 @@ class CudaBackend final : public Backend {
     }
     for (size_t i = 0; i < exp_.events.size(); ++i) state_.events.push_back(own(create_event()));
     timer_ = choose_timer();
+    gate_ = std::make_unique<StartGate>(exp_, state_, options_.gate);
+    if (!gate_->note().empty()) notes_.push_back(gate_->note());
     STREAMLAB_CUDA(cudaDeviceSynchronize());
   }
 
   RepetitionSample run_repetition() override {
     RepetitionSample rep;
+    rep.number = ++repetitions_;
+    if (gate_->used()) gate_->close();
     auto t0 = Clock::now();
     timer_->begin_repetition(t0);
-    for (size_t i = 0; i < exp_.ops.size(); ++i) rep.ops.push_back(issue(i, t0));
-    try {
-      STREAMLAB_CUDA(cudaDeviceSynchronize());
-    } catch (const CudaError& e) {
-      throw RunError(fmt::format("while waiting for the ops of a repetition to finish (an asynchronous failure "
-                                 "of an op issued before): {}", e.what()));
+    for (size_t i = 0; i < exp_.ops.size(); ++i) {
+      if (gate_->used() && i == gate_->opens_before()) open_gate(rep, t0);
+      rep.ops.push_back(issue(i, t0));
     }
-    rep.host_span_ms = ms_since(t0);
+    if (gate_->used() && gate_->opens_before() == exp_.ops.size()) open_gate(rep, t0);
+    wait_for_device();
+    rep.host_span_ms = ms_since(t0) - (std::isnan(rep.gate_open_ms) ? 0 : rep.gate_open_ms);
     timer_->end_repetition(rep);
+    if (gate_->timed_out() && !gate_timed_out_) {
+      gate_timed_out_ = true;
+      notes_.push_back(fmt::format("start gate: timed out after {} s in repetition {}: its ops ran before all were "
+                                   "issued", StartGate::kTimeoutNs / 1'000'000'000, rep.number));
+    }
     return rep;
   }
+
+  void finish(std::vector<RepetitionSample>& timed) override { timer_->finish(timed); }
 
   std::span<const std::byte> contents(int index) override {
     const Buffer& b = exp_.buffers[index];
@@ -112,6 +124,20 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  void open_gate(RepetitionSample& rep, Clock::time_point t0) {
+    gate_->open();
+    rep.gate_open_ms = ms_since(t0);
+  }
+
+  void wait_for_device() {
+    try {
+      STREAMLAB_CUDA(cudaDeviceSynchronize());
+    } catch (const CudaError& e) {
+      throw RunError(fmt::format("while waiting for the ops of a repetition to finish (an asynchronous failure "
+                                 "of an op issued before): {}", e.what()));
+    }
+  }
+
   OpSample issue(size_t i, Clock::time_point t0) {
     const Op& op = exp_.ops[i];
     OpSample s;
@@ -130,7 +156,7 @@ class CudaBackend final : public Backend {
 
   // --timer: CUPTI where it loads (automatic), else timing events, said in a note.
   std::unique_ptr<DeviceTimer> choose_timer() {
-    switch (timer_choice_) {
+    switch (options_.timer) {
       case TimerChoice::cupti: return make_cupti_timer(exp_);
       case TimerChoice::events: return make_event_timer(exp_);
       case TimerChoice::none: return make_no_timer();
@@ -184,22 +210,25 @@ class CudaBackend final : public Backend {
 
   const Experiment& exp_;
   int device_;
-  TimerChoice timer_choice_;
+  CudaOptions options_;
   std::string description_;
   CudaState state_;
   // Declaration order is destruction order reversed: memory goes after the streams using it.
   std::vector<Memory> memory_;
   std::vector<UniqueStream> streams_;
   std::vector<UniqueEvent> user_events_;
-  std::unique_ptr<DeviceTimer> timer_;  // destroyed first: it may own events and streams
+  std::unique_ptr<DeviceTimer> timer_;  // destroyed before the streams: it may own events and streams
+  std::unique_ptr<StartGate> gate_;
   std::vector<std::string> notes_;
+  uint64_t repetitions_ = 0;
+  bool gate_timed_out_ = false;
   std::vector<std::vector<std::byte>> staging_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device, TimerChoice timer) {
-  return std::make_unique<CudaBackend>(exp, device, timer);
+std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device, CudaOptions options) {
+  return std::make_unique<CudaBackend>(exp, device, options);
 }
 
 int cuda_device_count(std::string* why) {

@@ -25,6 +25,8 @@ class DeviceTimer {
   virtual void before_op(size_t op, cudaStream_t stream) = 0;
   virtual void after_op(size_t op, cudaStream_t stream) = 0;
   virtual void end_repetition(RepetitionSample& rep) = 0;
+  // After the last repetition, for timers that collect their records at the end of the run.
+  virtual void finish(std::vector<RepetitionSample>&) {}
 };
 
 // A pair of timing events around each device op in its own stream, read against an event

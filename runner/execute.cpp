@@ -19,6 +19,7 @@ RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptio
   record.device_timing = record.timer != "none";
   for (int64_t i = 0; i < options.warmup; ++i) backend.run_repetition();
   for (int64_t i = 0; i < options.repeat; ++i) record.reps.push_back(backend.run_repetition());
+  backend.finish(record.reps);
   record.notes = backend.notes();
   record.checks = run_checks(exp, [&](int index) { return backend.contents(index); });
   return record;

@@ -30,6 +30,7 @@ class HostBackend final : public Backend {
   std::string timer() const override { return "none"; }
   std::string timer_description() const override { return "none: the host backend measures no GPU time"; }
   std::vector<std::string> notes() const override { return {}; }
+  void finish(std::vector<RepetitionSample>&) override {}
 
   void prepare() override {
     for (const Buffer& b : exp_.buffers) {
@@ -46,6 +47,7 @@ class HostBackend final : public Backend {
 
   RepetitionSample run_repetition() override {
     RepetitionSample rep;
+    rep.number = ++repetitions_;
     auto t0 = Clock::now();
     for (const Op& op : exp_.ops) {
       OpSample s;
@@ -66,6 +68,7 @@ class HostBackend final : public Backend {
   const Experiment& exp_;
   HostState state_;
   std::vector<std::unique_ptr<std::byte[]>> storage_;
+  uint64_t repetitions_ = 0;
 };
 
 }  // namespace

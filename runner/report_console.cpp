@@ -71,7 +71,9 @@ std::string spans(const RunRecord& run) {
   if (run.backend == "host")
     return "\n  host backend: ops emulated on host memory in issue order; no GPU times are measured\n";
   std::string out = fmt::format("\n  medians over the timed repetitions; device ms from the {} timer\n", run.timer);
-  out += span_line("span (host: first issue to final sync)", host_span(run));
+  bool gated = !run.reps.empty() && !std::isnan(run.reps[0].gate_open_ms);
+  out += span_line(gated ? "span (host: gate opening to final sync)" : "span (host: first issue to final sync)",
+                   host_span(run));
   if (Summary gpu = device_span(run); gpu.n) out += span_line("span (GPU: first op start to last end)", gpu);
   return out;
 }

@@ -46,11 +46,12 @@ json op_json(const Experiment& exp, const RunRecord& run, size_t i, const OpFigu
 }
 
 json spans_json(const RunRecord& run) {
-  std::vector<double> host, device;
-  for (const auto& rep : run.reps) host.push_back(rep.host_span_ms), device.push_back(rep.device_span_ms);
+  std::vector<double> host, device, gate;
+  for (const auto& rep : run.reps)
+    host.push_back(rep.host_span_ms), device.push_back(rep.device_span_ms), gate.push_back(rep.gate_open_ms);
   return {{"host_ms", summary(host_span(run))},
           {"device_ms", summary(device_span(run))},
-          {"samples", {{"host_ms", numbers(host)}, {"device_ms", numbers(device)}}}};
+          {"samples", {{"host_ms", numbers(host)}, {"device_ms", numbers(device)}, {"gate_open_ms", numbers(gate)}}}};
 }
 
 json experiment_json(const Experiment& exp) {

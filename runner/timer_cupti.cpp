@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <mutex>
 
 #include <cupti.h>
@@ -89,10 +91,12 @@ uint64_t steady_ns() {
 }
 
 // Where CUPTI's callbacks (plain functions, called on CUPTI's thread or at a flush) leave records.
+// Buffers are recycled: a fresh one would fault its pages in during the next timed repetition.
 struct Collector {
   std::mutex mutex;
   std::vector<DeviceActivity> activities;
   std::vector<Correlation> correlations;
+  std::vector<uint8_t*> free_buffers;
 };
 Collector& collector() {
   static Collector c;
@@ -102,7 +106,13 @@ Collector& collector() {
 constexpr size_t kBufferBytes = 8 << 20;
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  Collector& c = collector();
+  {
+    std::lock_guard lock(c.mutex);
+    *buffer = nullptr;
+    if (!c.free_buffers.empty()) *buffer = c.free_buffers.back(), c.free_buffers.pop_back();
+  }
+  if (!*buffer) *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
   *size = *buffer ? kBufferBytes : 0;
   *max_records = 0;  // as many as fit
 }
@@ -136,16 +146,17 @@ void take_record(const CUpti_Activity* r, Collector& c) {
 
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   Collector& c = collector();
-  {
-    std::lock_guard lock(c.mutex);
-    CUpti_Activity* record = nullptr;
-    while (cupti_api().next_record(buffer, valid, &record) == CUPTI_SUCCESS) take_record(record, c);
-  }
-  std::free(buffer);
+  std::lock_guard lock(c.mutex);
+  CUpti_Activity* record = nullptr;
+  while (cupti_api().next_record(buffer, valid, &record) == CUPTI_SUCCESS) take_record(record, c);
+  c.free_buffers.push_back(buffer);
 }
 
+// RUNTIME is needed although its records are not used: CUPTI emits an external correlation
+// record only before an API activity record (cuptiActivityPushExternalCorrelationId).
 constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                         CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+                                         CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
+                                         CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
 
 class CuptiTimer final : public DeviceTimer {
  public:
@@ -158,6 +169,7 @@ class CuptiTimer final : public DeviceTimer {
       return true;
     }();
     static_cast<void>(registered);
+    prefault_buffers();
     for (auto kind : kKinds) check(api.enable(kind), "cuptiActivityEnable");
   }
 
@@ -170,13 +182,26 @@ class CuptiTimer final : public DeviceTimer {
     collector().correlations.clear();
   }
 
+  // Buffers whose pages are already faulted in, so CUPTI taking one costs no page faults in a
+  // timed repetition.
+  static void prefault_buffers() {
+    Collector& c = collector();
+    std::lock_guard lock(c.mutex);
+    while (c.free_buffers.size() < 4) {
+      auto* b = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+      if (!b) break;
+      std::memset(b, 0, kBufferBytes);
+      c.free_buffers.push_back(b);
+    }
+  }
+
   std::string name() const override { return "cupti"; }
   std::string description() const override {
     return "CUPTI activity records (kernel, copy and memset execution), on the host clock; from " + cupti_api().path;
   }
 
   void begin_repetition(HostClock::time_point t0) override {
-    ++repetition_;
+    ++repetition_;  // counts as the backend counts RepetitionSample::number
     t0_ns_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count());
   }
   void before_op(size_t op, cudaStream_t) override {
@@ -188,11 +213,15 @@ class CuptiTimer final : public DeviceTimer {
     check(cupti_api().pop_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last), "cuptiActivityPopExternalCorrelationId");
   }
 
-  void end_repetition(RepetitionSample& rep) override {
+  // Records are collected at the end of the run: a flush per repetition cost the next
+  // repetition's first call about a millisecond on an H200 while CUPTI rebuilt its buffers.
+  void end_repetition(RepetitionSample& rep) override { t0_ns_of_[rep.number] = t0_ns_; }
+
+  void finish(std::vector<RepetitionSample>& reps) override {
     check(cupti_api().flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
     Collector& c = collector();
     std::lock_guard lock(c.mutex);
-    assign_intervals(c.activities, c.correlations, repetition_, t0_ns_, rep);
+    for (auto& rep : reps) assign_intervals(c.activities, c.correlations, rep.number, t0_ns_of_[rep.number], rep);
     c.activities.clear();
     c.correlations.clear();
   }
@@ -200,6 +229,7 @@ class CuptiTimer final : public DeviceTimer {
  private:
   uint64_t repetition_ = 0;
   uint64_t t0_ns_ = 0;
+  std::map<uint64_t, uint64_t> t0_ns_of_;  // repetition number -> its start, ns
 };
 
 }  // namespace

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "runner/backend.hpp"
+#include "ops/op.hpp"
 #include "runner/execute.hpp"
+#include "runner/figures.hpp"
 #include "runner/load.hpp"
 #include "tests/test_support.hpp"
 
@@ -41,10 +43,12 @@ TEST_SUITE("gpu") {
   TEST_CASE("cuda backend: every experiment validates and matches the host backend bit for bit") {
     SKIP_WITHOUT_GPU();
     for (const auto& path : yaml_files("experiments")) {
+      bool has_n = false;
+      for (const auto& p : load_file(path.string()).params) has_n = has_n || p.first == "N";
       for (const char* n : {"256", "1000"}) {
         INFO(path.string(), " N=", n);
         LoadOptions o;
-        o.overrides = {{"N", n}};
+        if (has_n) o.overrides = {{"N", n}};
         Experiment e = load_file(path.string(), o);
         RunRecord gpu_run, host_run;
         auto gpu = make_cuda_backend(e, 0);
@@ -60,11 +64,13 @@ TEST_SUITE("gpu") {
     }
   }
 
-  TEST_CASE("cuda backend: device ops get an event interval inside the span, host-only ops none") {
+  TEST_CASE("cuda backend: with either timer, device ops get an interval inside the span, host-only ops none") {
     SKIP_WITHOUT_GPU();
     Experiment e = load_file((source_dir() / "experiments/04_two_transposes_pinned_async.yaml").string());
-    auto gpu = make_cuda_backend(e, 0);
+    for (TimerChoice timer : {TimerChoice::cupti, TimerChoice::events}) {
+    auto gpu = make_cuda_backend(e, 0, {timer});
     RunRecord run = run_experiment(e, *gpu, {3, 1});
+    INFO("timer ", run.timer);
     CHECK(run.device_timing);
     REQUIRE(run.reps.size() == 3);
     for (const auto& rep : run.reps) {
@@ -81,6 +87,25 @@ TEST_SUITE("gpu") {
         CHECK(s.start_ms >= 0);
         CHECK(s.end_ms > s.start_ms);
       }
+    }
+    }
+  }
+
+  TEST_CASE("cuda backend: CUPTI and event durations of the transposes agree") {
+    SKIP_WITHOUT_GPU();
+    Experiment e = load_file((source_dir() / "experiments/04_two_transposes_pinned_async.yaml").string(),
+                             LoadOptions{{{"N", "4096"}}});
+    auto cupti_backend = make_cuda_backend(e, 0, {TimerChoice::cupti});
+    RunRecord cupti = run_experiment(e, *cupti_backend, {10, 2});
+    cupti_backend.reset();
+    auto event_backend = make_cuda_backend(e, 0, {TimerChoice::events});
+    RunRecord events = run_experiment(e, *event_backend, {10, 2});
+    auto by_cupti = op_figures(cupti, e.ops.size()), by_events = op_figures(events, e.ops.size());
+    for (size_t i = 0; i < e.ops.size(); ++i) {
+      if (e.ops[i].kind->name != std::string_view("launch")) continue;
+      double a = by_cupti[i].device.median, b = by_events[i].device.median;
+      INFO(e.ops[i].id, ": cupti ", a, " ms, events ", b, " ms");
+      CHECK(std::abs(a - b) <= std::max(0.002, 0.03 * b));
     }
   }
 

@@ -36,6 +36,7 @@ std::string transpose_experiment(const std::string& kernel, const std::string& g
 }  // namespace
 
 TEST_CASE("host backend: every shipped experiment runs and validates") {
+  size_t checks = 0;  // spin-only experiments have none; the others must all pass
   for (const auto& path : yaml_files("experiments")) {
     INFO(path.string());
     Experiment e = load_file(path.string());
@@ -43,12 +44,13 @@ TEST_CASE("host backend: every shipped experiment runs and validates") {
     CHECK(run.backend == "host");
     CHECK_FALSE(run.device_timing);
     REQUIRE(run.reps.size() == 1);
-    REQUIRE_FALSE(run.checks.empty());
+    checks += run.checks.size();
     for (const auto& c : run.checks) {
       INFO(c.title, ": ", c.detail);
       CHECK(c.passed);
     }
   }
+  CHECK(checks > 0);
 }
 
 TEST_CASE("host backend: both transposes validate, also when N is not a multiple of 32") {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "ops/kernels/kernel.hpp"
+#include "ops/kernels/spin.hpp"
 #include "ops/kernels/transpose.hpp"
 
 namespace streamlab {
@@ -47,7 +48,22 @@ std::optional<KernelArgProblem> check_tiled_args(const KernelCall& call) {
   return std::nullopt;
 }
 
+constexpr KernelParam kSpinParams[] = {
+    {"us", ParamKind::scalar, "how long each block runs, in microseconds of the GPU's global timer"},
+};
+
+std::optional<KernelArgProblem> check_spin_args(const KernelCall& call) {
+  constexpr int64_t kMaxUs = 10'000'000;  // 10 s: longer is a mistake, and would trip the start gate
+  if (call.scalar(0) < 0 || call.scalar(0) > kMaxUs)
+    return KernelArgProblem{"us", fmt::format("us is {}; expected 0..{} (10 s)", call.scalar(0), kMaxUs)};
+  return std::nullopt;
+}
+
 constexpr KernelInfo kKernels[] = {
+    {"spin",
+     "every block waits us microseconds on the GPU's clock and writes nothing: for concurrency and overlap "
+     "experiments",
+     kSpinParams, check_spin_args, host_spin, launch_spin},
     {"transpose_naive",
      "out[r][c] = in[c][r], one thread per element, coalesced writes and strided reads "
      "(the reference material's kernel); grid covers n x n threads",
