@@ -91,10 +91,12 @@ TEST_SUITE("gpu") {
     }
   }
 
-  TEST_CASE("cuda backend: CUPTI and event durations of the transposes agree") {
+  // Events carry a fixed cost of several microseconds (the GPU processes the start event, then
+  // dispatches the kernel), so max(2 us, 3%) holds where 3% exceeds it: C6's N=8192 kernels.
+  TEST_CASE("cuda backend: CUPTI and event durations of the N=8192 transposes agree within max(2 us, 3%)") {
     SKIP_WITHOUT_GPU();
     Experiment e = load_file((source_dir() / "experiments/04_two_transposes_pinned_async.yaml").string(),
-                             LoadOptions{{{"N", "4096"}}});
+                             LoadOptions{{{"N", "8192"}}});
     auto cupti_backend = make_cuda_backend(e, 0, {TimerChoice::cupti});
     RunRecord cupti = run_experiment(e, *cupti_backend, {10, 2});
     cupti_backend.reset();
