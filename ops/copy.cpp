@@ -97,12 +97,13 @@ void cuda_copy_async(CudaState& s, const Op& op) {
 
 const OpKind kMemcpy = {
     "memcpy", "cudaMemcpy: copy src into dst (same type and size); blocks the host; default stream",
-    kCopyKeys, parse_copy, host_copy, cuda_copy, describe_copy, copy_blocks};
+    kCopyKeys, parse_copy, host_copy, cuda_copy, describe_copy, copy_blocks, dst_bytes};
 
 const OpKind kMemcpyAsync = {
     "memcpyAsync",
     "cudaMemcpyAsync: copy src into dst in a stream (default: legacy); returns at once only for "
     "pinned or device memory",
-    kCopyAsyncKeys, parse_copy_async, host_copy, cuda_copy_async, describe_copy, copy_async_blocks};
+    kCopyAsyncKeys, parse_copy_async, host_copy, cuda_copy_async, describe_copy, copy_async_blocks,
+    dst_bytes};
 
 }  // namespace streamlab

@@ -40,13 +40,13 @@ void cuda_event_sync(CudaState& s, const Op& op) { STREAMLAB_CUDA(cudaEventSynch
 
 const OpKind kEventRecord = {
     "eventRecord", "cudaEventRecord: capture the work issued so far to stream (default: legacy) in event",
-    kRecordKeys, parse_record, host_no_op, cuda_record, describe_event, never_blocks};
+    kRecordKeys, parse_record, host_no_op, cuda_record, describe_event, never_blocks, no_bytes};
 
 const OpKind kStreamWaitEvent = {
     "streamWaitEvent", "cudaStreamWaitEvent: later work in stream waits for the work event captured",
-    kWaitKeys, parse_wait, host_no_op, cuda_wait, describe_event, never_blocks};
+    kWaitKeys, parse_wait, host_no_op, cuda_wait, describe_event, never_blocks, no_bytes};
 
 const OpKind kEventSynchronize = {"eventSynchronize", "cudaEventSynchronize: the host waits for the event's work",
-                                  kEventSyncKeys, parse_event_sync, host_no_op, cuda_event_sync, describe_event, always_blocks};
+                                  kEventSyncKeys, parse_event_sync, host_no_op, cuda_event_sync, describe_event, always_blocks, no_bytes};
 
 }  // namespace streamlab

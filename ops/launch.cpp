@@ -146,10 +146,15 @@ std::string describe_launch(const Experiment& exp, const Op& op) {
                      op.shared_bytes ? fmt::format(", {}", op.shared_bytes) : "", args);
 }
 
+int64_t launch_bytes(const Experiment& exp, const Op& op) {
+  return kernel_table()[op.kernel].bytes(KernelCall{exp, op});
+}
+
 }  // namespace
 
 const OpKind kLaunch = {"launch",
                         "kernel<<<grid, block, shared, stream>>>(args): a built-in kernel (see kernels below)",
-                        kLaunchKeys, parse_launch, host_launch, cuda_launch, describe_launch, never_blocks};
+                        kLaunchKeys, parse_launch, host_launch, cuda_launch, describe_launch, never_blocks,
+                        launch_bytes};
 
 }  // namespace streamlab

@@ -60,11 +60,11 @@ std::string describe_memset(const Experiment& exp, const Op& op) {
 
 const OpKind kMemset = {"memset", "cudaMemset: set every byte of a device buffer to value (0..255); default stream",
                         kMemsetKeys, parse_memset, host_memset, cuda_memset, describe_memset,
-                        never_blocks};  // H8: device memory only
+                        never_blocks, dst_bytes};  // H8: device memory only
 
 const OpKind kMemsetAsync = {"memsetAsync",
                              "cudaMemsetAsync: set every byte of a device buffer to value (0..255) in a stream",
                              kMemsetAsyncKeys, parse_memset_async, host_memset, cuda_memset_async, describe_memset,
-                             never_blocks};
+                             never_blocks, dst_bytes};
 
 }  // namespace streamlab

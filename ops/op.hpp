@@ -30,7 +30,13 @@ struct OpKind {
   // Whether the host may wait in the call for device work (cuda_semantics.md section 4): no work
   // may be held behind the start gate past such an op, or the host would wait for ever.
   bool (*blocks_host)(const Experiment&, const Op&);
+  // Bytes the op moves through device memory, for its bandwidth: a copy counts its bytes once, a
+  // kernel the bytes it reads plus those it writes (its signature says how many); 0 when none.
+  int64_t (*bytes)(const Experiment&, const Op&);
 };
+
+inline int64_t no_bytes(const Experiment&, const Op&) { return 0; }
+inline int64_t dst_bytes(const Experiment& exp, const Op& op) { return exp.buffers[op.dst].bytes; }
 
 inline bool never_blocks(const Experiment&, const Op&) { return false; }
 inline bool always_blocks(const Experiment&, const Op&) { return true; }

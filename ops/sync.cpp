@@ -19,11 +19,11 @@ void cuda_device_sync(CudaState&, const Op&) { STREAMLAB_CUDA(cudaDeviceSynchron
 }  // namespace
 
 const OpKind kStreamSynchronize = {"streamSynchronize", "cudaStreamSynchronize: the host waits for stream's work",
-                                   kStreamSyncKeys, parse_stream_sync, host_no_op, cuda_stream_sync, describe_nothing, always_blocks};
+                                   kStreamSyncKeys, parse_stream_sync, host_no_op, cuda_stream_sync, describe_nothing, always_blocks, no_bytes};
 
 const OpKind kDeviceSynchronize = {"deviceSynchronize",
                                    "cudaDeviceSynchronize: the host waits for all work in all streams", {},
                                    parse_device_sync, host_no_op, cuda_device_sync, describe_nothing,
-                                   always_blocks};
+                                   always_blocks, no_bytes};
 
 }  // namespace streamlab

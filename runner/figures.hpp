@@ -1,6 +1,8 @@
 #pragma once
-// Figures derived from a finished run, shared by every report: per-op and per-span statistics
-// over the timed repetitions. Pure computation on the records; nothing here measures.
+// Figures derived from a finished run, shared by every report and by expectations: statistics
+// over the timed repetitions, bandwidth, stream busy time, overlap, and the bounds of the span.
+// Pure computation on the records; nothing here measures. Times in ms.
+#include <string>
 #include <vector>
 
 #include "runner/execute.hpp"
@@ -9,15 +11,55 @@
 namespace streamlab {
 
 struct OpFigures {
-  Summary device;  // device duration, ms (n = 0 for host-only ops and on the host backend)
-  Summary host;    // host time in the API call, ms
+  Summary device;      // device duration (n = 0 for host-only ops and without a device timer)
+  Summary host;        // host time in the API call
+  int64_t bytes = 0;   // moved through device memory: a copy once, a kernel read + write
+  double gbps = NAN;   // bytes / median device duration, GB/s (1e9 bytes per second)
 };
 
-std::vector<OpFigures> op_figures(const RunRecord& run, size_t op_count);
-Summary host_span(const RunRecord& run);    // ms
-Summary device_span(const RunRecord& run);  // ms; n = 0 when no device op was timed
+struct StreamFigures {
+  int stream = -1;
+  double busy_ms = 0;  // median over repetitions of the union of its ops' device intervals
+};
 
-// The samples of one op field over the timed repetitions, e.g. sample(run, i, &OpSample::issue_ms).
+struct OverlapFigures {
+  size_t a = 0, b = 0;    // op indices (a < b, in different streams), or stream indices
+  double overlap_ms = 0;  // median over repetitions of the time both ran
+};
+
+// The span against its bounds (cuda-samples' simpleMultiCopy): no overlap at all would take the
+// sum of the op durations; perfect overlap, as long as the busiest stream or copy engine.
+struct SpanBounds {
+  double sum_ms = NAN;      // no-overlap bound
+  double busiest_ms = NAN;  // full-overlap bound
+  std::string busiest;      // "stream s1", "H2D copy engine"
+  double span_ms = NAN;     // measured: first device start to last device end
+  double efficiency = NAN;  // (sum - span) / (sum - busiest): 0 = serial, 1 = the bound
+  double concurrency = NAN; // sum / span: how many ops ran at once on average
+};
+
+struct RunFigures {
+  std::vector<OpFigures> ops;
+  std::vector<StreamFigures> streams;    // streams with device ops
+  std::vector<OverlapFigures> overlaps;         // op pairs that overlapped (median > 0)
+  bool op_pairs_skipped = false;                // more than kMaxOpsForPairs device ops
+  std::vector<OverlapFigures> stream_overlaps;  // stream pairs whose busy times overlapped
+  SpanBounds bounds;
+};
+
+inline constexpr size_t kMaxOpsForPairs = 256;  // op pairs grow as n^2: beyond this, streams only
+
+RunFigures run_figures(const Experiment& exp, const RunRecord& run);
+std::vector<OpFigures> op_figures(const RunRecord& run, size_t op_count);
+Summary host_span(const RunRecord& run);
+Summary device_span(const RunRecord& run);  // n = 0 when no device op was timed
+
+// Medians over the timed repetitions (NaN when not measured).
+double median_overlap(const RunRecord& run, size_t a, size_t b);
+double median_stream_busy(const Experiment& exp, const RunRecord& run, int stream);
+double median_stream_overlap(const Experiment& exp, const RunRecord& run, int a, int b);
+
+// The samples of one op field over the timed repetitions, e.g. samples(run, i, &OpSample::issue_ms).
 std::vector<double> samples(const RunRecord& run, size_t op, double OpSample::*field);
 
 }  // namespace streamlab

@@ -1,6 +1,7 @@
 #include "runner/report_console.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -10,10 +11,12 @@
 namespace streamlab {
 namespace {
 
+constexpr size_t kMaxOverlapLines = 12;  // the JSON has them all
+
 std::string ms(double v) { return std::isnan(v) ? "-" : fmt::format("{:.3f}", v); }
 
 std::string span_line(std::string_view what, const Summary& s) {
-  return fmt::format("  {:<38} median {:>9.3f} ms   min {:.3f}   max {:.3f}   cv {:.1f}%\n", what, s.median, s.min,
+  return fmt::format("  {:<40} median {:>9.3f} ms   min {:.3f}   max {:.3f}   cv {:.1f}%\n", what, s.median, s.min,
                      s.max, 100 * s.cv);
 }
 
@@ -46,23 +49,24 @@ Widths column_widths(const Experiment& exp) {
   return w;
 }
 
-// Median device and host ms of an op, as the table shows them.
+// Median device ms, host ms and bandwidth of an op, as the table shows them.
 std::string op_timings(const RunRecord& run, const OpFigures& f) {
-  if (!run.device_timing) return "";
-  return fmt::format("  {:>10}  {:>10}", f.device.n ? ms(f.device.median) : "-", ms(f.host.median));
+  if (run.backend == "host") return "";
+  return fmt::format("  {:>10}  {:>10}  {:>8}", f.device.n ? ms(f.device.median) : "-", ms(f.host.median),
+                     std::isnan(f.gbps) ? "-" : fmt::format("{:.1f}", f.gbps));
 }
 
-std::string op_table(const Experiment& exp, const RunRecord& run) {
+std::string op_table(const Experiment& exp, const RunRecord& run, const RunFigures& figures) {
   Widths w = column_widths(exp);
-  std::string timings = run.device_timing ? fmt::format("  {:>10}  {:>10}", "device ms", "host ms") : "";
+  std::string timings =
+      run.backend == "host" ? "" : fmt::format("  {:>10}  {:>10}  {:>8}", "device ms", "host ms", "GB/s");
   std::string out = fmt::format("\n  {:>3}  {:<{}}  {:<{}}  {:<{}}  {:>4}{}  {}\n", "#", "op", w.id, "kind", w.kind,
                                 "stream", w.stream, "line", timings, "what");
-  auto figures = op_figures(run, exp.ops.size());
   for (size_t i = 0; i < exp.ops.size(); ++i) {
     const Op& op = exp.ops[i];
     std::string stream = op.stream >= 0 ? exp.streams[op.stream].name : "-";
     out += fmt::format("  {:>3}  {:<{}}  {:<{}}  {:<{}}  {:>4}{}  {}\n", i + 1, op.id, w.id, op.kind->name, w.kind,
-                       stream, w.stream, op.loc.line, op_timings(run, figures[i]), op.kind->describe(exp, op));
+                       stream, w.stream, op.loc.line, op_timings(run, figures.ops[i]), op.kind->describe(exp, op));
   }
   return out;
 }
@@ -70,11 +74,43 @@ std::string op_table(const Experiment& exp, const RunRecord& run) {
 std::string spans(const RunRecord& run) {
   if (run.backend == "host")
     return "\n  host backend: ops emulated on host memory in issue order; no GPU times are measured\n";
-  std::string out = fmt::format("\n  medians over the timed repetitions; device ms from the {} timer\n", run.timer);
+  std::string out = fmt::format(
+      "\n  medians over the timed repetitions; device ms from the {} timer; GB/s: a copy counts its bytes once, a "
+      "kernel bytes read + written\n", run.timer);
   bool gated = !run.reps.empty() && !std::isnan(run.reps[0].gate_open_ms);
   out += span_line(gated ? "span (host: gate opening to final sync)" : "span (host: first issue to final sync)",
                    host_span(run));
   if (Summary gpu = device_span(run); gpu.n) out += span_line("span (GPU: first op start to last end)", gpu);
+  return out;
+}
+
+std::string overlap_line(const Experiment& exp, const RunFigures& f, const OverlapFigures& o) {
+  double shorter = std::min(f.ops[o.a].device.median, f.ops[o.b].device.median);
+  const std::string& name = f.ops[o.a].device.median <= f.ops[o.b].device.median ? exp.ops[o.a].id : exp.ops[o.b].id;
+  return fmt::format("    {:<32} {:>9.3f} ms   {:.0f}% of {}\n", exp.ops[o.a].id + " || " + exp.ops[o.b].id,
+                     o.overlap_ms, 100 * o.overlap_ms / shorter, name);
+}
+
+std::string concurrency(const Experiment& exp, const RunFigures& f) {
+  if (std::isnan(f.bounds.span_ms)) return "";
+  std::string out = "\n  streams (busy: union of their ops' device intervals)\n";
+  for (const auto& s : f.streams) out += fmt::format("    {:<32} {:>9.3f} ms\n", exp.streams[s.stream].name, s.busy_ms);
+  out += "  overlap (time both ran)\n";
+  for (const auto& o : f.stream_overlaps)
+    out += fmt::format("    {:<32} {:>9.3f} ms\n", "streams " + exp.streams[o.a].name + " || " + exp.streams[o.b].name,
+                       o.overlap_ms);
+  for (size_t i = 0; i < f.overlaps.size() && i < kMaxOverlapLines; ++i) out += overlap_line(exp, f, f.overlaps[i]);
+  if (f.overlaps.size() > kMaxOverlapLines)
+    out += fmt::format("    ... {} more op pairs in --json\n", f.overlaps.size() - kMaxOverlapLines);
+  if (f.op_pairs_skipped) out += fmt::format("    (op pairs not listed: over {} device ops)\n", kMaxOpsForPairs);
+  if (f.overlaps.empty() && f.stream_overlaps.empty()) out += "    none\n";
+  const SpanBounds& b = f.bounds;
+  out += "  span against its bounds\n";
+  out += fmt::format("    {:<40} {:>9.3f} ms\n", "no overlap (sum of op durations)", b.sum_ms);
+  out += fmt::format("    {:<40} {:>9.3f} ms\n", "full overlap (busiest: " + b.busiest + ")", b.busiest_ms);
+  out += fmt::format("    {:<40} {:>9.3f} ms   efficiency {}, concurrency {:.2f}\n", "measured (GPU span)", b.span_ms,
+                     std::isnan(b.efficiency) ? std::string("-") : fmt::format("{:.0f}%", 100 * b.efficiency),
+                     b.concurrency);
   return out;
 }
 
@@ -93,7 +129,8 @@ std::string checks(const RunRecord& run) {
 }  // namespace
 
 std::string format_console_report(const Experiment& exp, const RunRecord& run) {
-  return header(exp, run) + op_table(exp, run) + spans(run) + checks(run);
+  RunFigures figures = run_figures(exp, run);
+  return header(exp, run) + op_table(exp, run, figures) + spans(run) + concurrency(exp, figures) + checks(run);
 }
 
 }  // namespace streamlab

@@ -42,6 +42,8 @@ json op_json(const Experiment& exp, const RunRecord& run, size_t i, const OpFigu
           {"device_work", op.device_work},
           {"device_ms", summary(f.device)},
           {"host_ms", summary(f.host)},
+          {"bytes", f.bytes},
+          {"gbps", number(f.gbps)},
           {"samples", samples_}};
 }
 
@@ -60,6 +62,25 @@ json experiment_json(const Experiment& exp) {
   return {{"name", exp.name}, {"description", exp.description}, {"file", exp.file}, {"params", params}};
 }
 
+json overlaps_json(const std::vector<OverlapFigures>& overlaps, auto name_of) {
+  json out = json::array();
+  for (const auto& o : overlaps) out.push_back({{"a", name_of(o.a)}, {"b", name_of(o.b)}, {"overlap_ms", o.overlap_ms}});
+  return out;
+}
+
+json figures_json(const Experiment& exp, const RunFigures& f) {
+  json streams = json::array();
+  for (const auto& s : f.streams) streams.push_back({{"stream", exp.streams[s.stream].name}, {"busy_ms", s.busy_ms}});
+  const SpanBounds& b = f.bounds;
+  return {{"streams", streams},
+          {"op_overlaps", overlaps_json(f.overlaps, [&](size_t i) { return exp.ops[i].id; })},
+          {"op_overlaps_listed", !f.op_pairs_skipped},
+          {"stream_overlaps", overlaps_json(f.stream_overlaps, [&](size_t i) { return exp.streams[i].name; })},
+          {"bounds", {{"no_overlap_ms", number(b.sum_ms)}, {"full_overlap_ms", number(b.busiest_ms)},
+                      {"busiest", b.busiest}, {"span_ms", number(b.span_ms)}, {"efficiency", number(b.efficiency)},
+                      {"concurrency", number(b.concurrency)}}}};
+}
+
 json checks_json(const RunRecord& run) {
   json out = json::array();
   for (const auto& c : run.checks) out.push_back({{"title", c.title}, {"passed", c.passed}, {"detail", c.detail}});
@@ -69,9 +90,9 @@ json checks_json(const RunRecord& run) {
 }  // namespace
 
 std::string format_json(const Experiment& exp, const RunRecord& run) {
-  auto figures = op_figures(run, exp.ops.size());
+  RunFigures figures = run_figures(exp, run);
   json ops = json::array();
-  for (size_t i = 0; i < exp.ops.size(); ++i) ops.push_back(op_json(exp, run, i, figures[i]));
+  for (size_t i = 0; i < exp.ops.size(); ++i) ops.push_back(op_json(exp, run, i, figures.ops[i]));
   json doc = {
       {"schema_version", kResultsSchemaVersion},
       {"tool", {{"name", "streamlab"}, {"version", STREAMLAB_VERSION}}},
@@ -82,6 +103,7 @@ std::string format_json(const Experiment& exp, const RunRecord& run) {
       {"repetitions", {{"warmup", run.warmup}, {"timed", run.reps.size()}}},
       {"ops", ops},
       {"spans", spans_json(run)},
+      {"figures", figures_json(exp, figures)},
       {"checks", checks_json(run)},
       {"passed", run.checks_passed()},
   };

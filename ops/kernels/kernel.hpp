@@ -46,6 +46,8 @@ struct KernelInfo {
   std::optional<KernelArgProblem> (*validate)(const KernelCall&);
   void (*host)(const LaunchDims&, const KernelArgs&);
   cudaError_t (*launch)(const LaunchDims&, cudaStream_t, const KernelArgs&);
+  // Bytes a launch reads plus bytes it writes in device memory, for its effective bandwidth.
+  int64_t (*bytes)(const KernelCall&);
 };
 
 std::span<const KernelInfo> kernel_table();

@@ -59,19 +59,26 @@ std::optional<KernelArgProblem> check_spin_args(const KernelCall& call) {
   return std::nullopt;
 }
 
+int64_t spin_bytes(const KernelCall&) { return 0; }
+
+// Each element read once and written once (n*n fits: checked at load).
+int64_t transpose_bytes(const KernelCall& call) {
+  return 2 * call.scalar(2) * call.scalar(2) * static_cast<int64_t>(elem_size(call.buffer(0).type));
+}
+
 constexpr KernelInfo kKernels[] = {
     {"spin",
      "every block waits us microseconds on the GPU's clock and writes nothing: for concurrency and overlap "
      "experiments",
-     kSpinParams, check_spin_args, host_spin, launch_spin},
+     kSpinParams, check_spin_args, host_spin, launch_spin, spin_bytes},
     {"transpose_naive",
      "out[r][c] = in[c][r], one thread per element, coalesced writes and strided reads "
      "(the reference material's kernel); grid covers n x n threads",
-     kTransposeParams, check_square_args, host_transpose_naive, launch_transpose_naive},
+     kTransposeParams, check_square_args, host_transpose_naive, launch_transpose_naive, transpose_bytes},
     {"transpose_tiled",
      "out[r][c] = in[c][r] through a 32x32 shared-memory tile and __syncthreads, coalesced both "
      "ways; block [32, k], grid [ceil(n/32), ceil(n/32)]",
-     kTransposeParams, check_tiled_args, host_transpose_tiled, launch_transpose_tiled},
+     kTransposeParams, check_tiled_args, host_transpose_tiled, launch_transpose_tiled, transpose_bytes},
 };
 
 }  // namespace
