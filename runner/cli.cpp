@@ -13,6 +13,7 @@
 #include "ops/op.hpp"
 #include "runner/diagnostics.hpp"
 #include "runner/execute.hpp"
+#include "runner/expect.hpp"
 #include "runner/load.hpp"
 #include "runner/output_file.hpp"
 #include "runner/report_files.hpp"
@@ -101,7 +102,7 @@ int cmd_run(const RunArgs& args) {
   auto backend = choose_backend(exp, args);
   RunRecord record = run_experiment(exp, *backend, run_options(exp, args, *backend));
   write_reports(exp, record, args);
-  return record.checks_passed() ? kExitOk : kExitCheckFailed;
+  return record.checks_passed() && record.expectations_held() ? kExitOk : kExitCheckFailed;
 }
 
 int cmd_check(const RunArgs& args) {
@@ -134,6 +135,9 @@ int cmd_list() {
   for (const auto& k : kernel_table()) out += fmt::format("  {}\n    {}\n{}", k.name, k.summary, kernel_params(k));
   out += "\nchecks\n";
   for (const auto& c : check_kinds()) out += fmt::format("  {:<10} {:<14} {}\n", c.name, c.fields, c.summary);
+  out += "\nexpect functions (medians over the timed repetitions; numbers, params, + - * /, < <= > >= == !=, and or not)\n";
+  for (const auto& f : expectation_functions())
+    out += fmt::format("  {:<24} {:<5} {}\n", f.signature, f.unit, f.meaning);
   std::cout << out;
   return kExitOk;
 }

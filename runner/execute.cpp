@@ -8,6 +8,12 @@ bool RunRecord::checks_passed() const {
   return true;
 }
 
+bool RunRecord::expectations_held() const {
+  for (const auto& e : expectations)
+    if (e.status == ExpectationResult::Status::failed) return false;
+  return true;
+}
+
 RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptions& options) {
   RunRecord record;
   record.backend = backend.name();
@@ -22,6 +28,7 @@ RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptio
   backend.finish(record.reps);
   record.notes = backend.notes();
   record.checks = run_checks(exp, [&](int index) { return backend.contents(index); });
+  record.expectations = evaluate_expectations(exp, record);
   return record;
 }
 

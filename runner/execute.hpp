@@ -4,6 +4,7 @@
 
 #include "runner/backend.hpp"
 #include "runner/checks.hpp"
+#include "runner/expect.hpp"
 
 namespace streamlab {
 
@@ -23,7 +24,9 @@ struct RunRecord {
   int64_t warmup = 0;
   std::vector<RepetitionSample> reps;  // timed repetitions only
   std::vector<CheckResult> checks;     // on the contents after the last repetition
+  std::vector<ExpectationResult> expectations;
   bool checks_passed() const;
+  bool expectations_held() const;  // none failed (not evaluated is not failed)
 };
 
 // prepare -> warm-up repetitions -> timed repetitions -> checks. Throws RunError on a CUDA or

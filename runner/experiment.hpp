@@ -2,6 +2,7 @@
 // The experiment IR: what load produces and everything downstream reads. Flat and resolved:
 // names are indices, expressions are values, every node keeps its file:line:col.
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 namespace streamlab {
 
 struct OpKind;
+struct ExpectNode;  // expect.hpp
 
 enum class ElemType { int32, uint32, int64, float32, float64, uint8 };
 enum class MemoryKind { device, pinned, pageable };
@@ -83,6 +85,14 @@ struct CheckSpec {
   int a = -1, b = -1;  // transpose: input, output; equal: a, b
 };
 
+// One line of `expect:`: a condition over the run's measured medians, parsed at load.
+struct Expectation {
+  std::string text;
+  SourceLoc loc;
+  std::shared_ptr<const ExpectNode> root;
+  bool uses_time = false;  // depends on GPU times (not evaluated on the host backend)
+};
+
 struct Experiment {
   std::string name, description;
   std::string file;    // as given on the command line
@@ -94,6 +104,7 @@ struct Experiment {
   std::vector<Event> events;
   std::vector<Op> ops;
   std::vector<CheckSpec> checks;
+  std::vector<Expectation> expectations;
 };
 
 }  // namespace streamlab

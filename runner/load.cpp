@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "runner/checks.hpp"
+#include "runner/expect.hpp"
 #include "runner/load_context.hpp"
 #include "runner/suggest.hpp"
 
@@ -115,7 +116,7 @@ int64_t load_count(LoadContext& ctx, MapReader& top, std::string_view key, int64
 void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& options) {
   MapReader top(ctx, root, "the experiment",
                 {"name", "description?", "params?", "repeat?", "warmup?", "streams?", "buffers?", "events?",
-                 "ops", "checks?"});
+                 "ops", "checks?", "expect?"});
   if (!top.ok() || root.IsNull()) {
     if (root.IsNull()) ctx.diags.error({ctx.exp.file, 1, 1}, "the experiment is empty; expected a mapping with "
                                                               "'name' and 'ops'");
@@ -131,6 +132,7 @@ void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& optio
   load_events(ctx, top.get("events"));
   load_ops(ctx, top.require("ops"));
   load_checks(ctx, top.get("checks"));
+  load_expectations(ctx, top.get("expect"));
 }
 
 }  // namespace

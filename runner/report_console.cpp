@@ -126,11 +126,29 @@ std::string checks(const RunRecord& run) {
   return out;
 }
 
+std::string expectations(const RunRecord& run) {
+  if (run.expectations.empty()) return "";
+  std::string out = "\nexpectations\n";
+  size_t held = 0, failed = 0;
+  for (const auto& e : run.expectations) {
+    using S = ExpectationResult::Status;
+    held += e.status == S::passed, failed += e.status == S::failed;
+    std::string_view tag = e.status == S::passed ? "PASS" : e.status == S::failed ? "FAIL" : "----";
+    out += fmt::format("  {}  {}\n", tag, e.text);
+    if (!e.detail.empty())
+      out += fmt::format("        {}{}\n", e.status == S::not_evaluated ? "not evaluated: " : "", e.detail);
+  }
+  out += fmt::format("\n{} of {} expectations held, {} failed, {} not evaluated\n", held, run.expectations.size(), failed,
+                     run.expectations.size() - held - failed);
+  return out;
+}
+
 }  // namespace
 
 std::string format_console_report(const Experiment& exp, const RunRecord& run) {
   RunFigures figures = run_figures(exp, run);
-  return header(exp, run) + op_table(exp, run, figures) + spans(run) + concurrency(exp, figures) + checks(run);
+  return header(exp, run) + op_table(exp, run, figures) + spans(run) + concurrency(exp, figures) + checks(run) +
+         expectations(run);
 }
 
 }  // namespace streamlab

@@ -81,6 +81,20 @@ json figures_json(const Experiment& exp, const RunFigures& f) {
                       {"concurrency", number(b.concurrency)}}}};
 }
 
+json expectations_json(const RunRecord& run) {
+  json out = json::array();
+  for (const auto& e : run.expectations) {
+    json values = json::object();
+    for (const auto& [text, v] : e.values) values[text] = number(v);
+    std::string_view status = e.status == ExpectationResult::Status::passed   ? "passed"
+                              : e.status == ExpectationResult::Status::failed ? "failed"
+                                                                              : "not_evaluated";
+    out.push_back({{"text", e.text}, {"line", e.loc.line}, {"column", e.loc.col}, {"status", status},
+                   {"detail", e.detail}, {"values", values}});
+  }
+  return out;
+}
+
 json checks_json(const RunRecord& run) {
   json out = json::array();
   for (const auto& c : run.checks) out.push_back({{"title", c.title}, {"passed", c.passed}, {"detail", c.detail}});
@@ -105,7 +119,8 @@ std::string format_json(const Experiment& exp, const RunRecord& run) {
       {"spans", spans_json(run)},
       {"figures", figures_json(exp, figures)},
       {"checks", checks_json(run)},
-      {"passed", run.checks_passed()},
+      {"expectations", expectations_json(run)},
+      {"passed", run.checks_passed() && run.expectations_held()},
   };
   return doc.dump(2) + "\n";
 }

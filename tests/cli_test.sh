@@ -42,6 +42,9 @@ expect run-host-pass 0 'PASS  transpose\(h_in -> h_out\)' -- "$bin" run experime
 expect run-host-fail 1 'FAIL  transpose\(h_in -> h_out\): h_out\[0, 96\] = -842150451' -- \
   "$bin" run tests/data/short_grid.yaml --backend host
 
+printf 'name: e\nparams: {N: 64}\nops: []\nexpect:\n  - "N > 100"\n' > "$out.yaml"
+expect expectation-fails 1 'FAIL  N > 100' -- "$bin" run "$out.yaml" --backend host
+rm -f "$out.yaml"
 expect json-stdout 0 '^  "schema_version": 1,' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --json -
 expect csv-stdout 0 '^1,1,2,transpose,launch,legacy,24,' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --csv -
 expect json-unwritable 3 "cannot write 'no/such/dir/r.json': No such file or directory" -- \

@@ -1,0 +1,276 @@
+// Parsing of expectations: recursive descent over
+//   or := and ('or' and)*      and := not ('and' not)*      not := 'not' not | cmp
+//   cmp := sum (('<'|'<='|'>'|'>='|'=='|'!=') sum)?     sum := prod (('+'|'-') prod)*
+//   prod := unary (('*'|'/') unary)*     unary := '-' unary | atom
+//   atom := number | param | NAME '(' args ')' | '(' or ')'
+// Names resolve at load (op ids, streams, params), so a typo is reported with its column.
+#include <cctype>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "runner/expect.hpp"
+#include "runner/expect_functions.hpp"
+#include "runner/load_context.hpp"
+#include "runner/suggest.hpp"
+
+namespace streamlab {
+namespace {
+
+using NodePtr = std::shared_ptr<ExpectNode>;
+
+struct ParseFailure {
+  size_t offset;
+  std::string message;
+};
+
+class Parser {
+ public:
+  Parser(std::string_view text, const Experiment& exp, const ParamScope& params)
+      : text_(text), exp_(exp), params_(params) {}
+
+  NodePtr run() {
+    NodePtr root = parse_or();
+    skip_space();
+    if (pos_ < text_.size()) fail(pos_, fmt::format("unexpected '{}'", text_[pos_]));
+    if (!root->boolean)
+      fail(0, "an expectation must be a comparison, or comparisons joined by and/or/not (e.g. \"span() < 2\")");
+    return root;
+  }
+
+ private:
+  NodePtr parse_or() { return binary_chain([this] { return parse_and(); }, {"or"}, true); }
+  NodePtr parse_and() { return binary_chain([this] { return parse_not(); }, {"and"}, true); }
+
+  NodePtr parse_not() {
+    size_t begin = skip_space();
+    if (!take_word("not")) return parse_cmp();
+    NodePtr operand = parse_not();
+    require_boolean(operand, begin, "'not'");
+    return make(ExpectNode::Kind::logical_not, "not", {operand}, begin, true);
+  }
+
+  NodePtr parse_cmp() {
+    size_t begin = skip_space();
+    NodePtr lhs = parse_sum();
+    for (std::string_view op : {"<=", ">=", "==", "!=", "<", ">"}) {
+      skip_space();
+      if (text_.substr(pos_, op.size()) != op) continue;
+      pos_ += op.size();
+      NodePtr rhs = parse_sum();
+      require_number(lhs, begin, op);
+      require_number(rhs, begin, op);
+      return make(ExpectNode::Kind::binary, std::string(op), {lhs, rhs}, begin, true);
+    }
+    return lhs;
+  }
+
+  NodePtr parse_sum() { return binary_chain([this] { return parse_prod(); }, {"+", "-"}, false); }
+  NodePtr parse_prod() { return binary_chain([this] { return parse_unary(); }, {"*", "/"}, false); }
+
+  NodePtr parse_unary() {
+    size_t begin = skip_space();
+    if (pos_ < text_.size() && text_[pos_] == '-') {
+      ++pos_;
+      NodePtr operand = parse_unary();
+      require_number(operand, begin, "'-'");
+      return make(ExpectNode::Kind::negate, "-", {operand}, begin, false);
+    }
+    return parse_atom();
+  }
+
+  NodePtr parse_atom() {
+    size_t begin = skip_space();
+    if (pos_ == text_.size()) fail(pos_, "expected a number, a function call or '(' at the end");
+    char c = text_[pos_];
+    if (c == '(') {
+      ++pos_;
+      NodePtr inner = parse_or();
+      skip_space();
+      if (pos_ == text_.size() || text_[pos_] != ')') fail(begin, "unbalanced '(': expected ')'");
+      ++pos_;
+      return inner;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return parse_number(begin);
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') return parse_name(begin);
+    fail(pos_, fmt::format("expected a number, a function call or '(', got '{}'", c));
+  }
+
+  NodePtr parse_number(size_t begin) {
+    char* end = nullptr;
+    double v = std::strtod(text_.data() + pos_, &end);
+    pos_ = static_cast<size_t>(end - text_.data());
+    NodePtr n = make(ExpectNode::Kind::number, "", {}, begin, false);
+    n->value = v;
+    return n;
+  }
+
+  NodePtr parse_name(size_t begin) {
+    std::string name = word();
+    skip_space();
+    if (pos_ < text_.size() && text_[pos_] == '(') return parse_call(name, begin);
+    auto param = params_.find(name);
+    if (param == params_.end()) fail(begin, unknown_name(name));
+    NodePtr n = make(ExpectNode::Kind::number, "", {}, begin, false);
+    n->value = static_cast<double>(param->second);
+    return n;
+  }
+
+  NodePtr parse_call(const std::string& name, size_t begin) {
+    const ExpectFunction* f = find_expect_function(name);
+    if (!f) fail(begin, unknown_function(name));
+    ++pos_;  // '('
+    NodePtr call = make(ExpectNode::Kind::call, name, {}, begin, false);
+    for (size_t i = 0; i < f->args.size(); ++i) {
+      if (i > 0) expect_char(',', fmt::format("{} takes {} arguments", name, f->args.size()));
+      read_argument(*call, f->args[i]);
+    }
+    expect_char(')', fmt::format("{} takes {} argument{}", name, f->args.size(), f->args.size() == 1 ? "" : "s"));
+    call->text = std::string(text_.substr(begin, pos_ - begin));
+    return call;
+  }
+
+  void read_argument(ExpectNode& call, ExpectArg kind) {
+    size_t begin = skip_space();
+    if (kind == ExpectArg::number) {
+      NodePtr arg = parse_sum();
+      require_number(arg, begin, "'" + call.op + "'");
+      call.args.push_back(arg);
+      return;
+    }
+    std::string name = word();
+    if (name.empty()) fail(begin, fmt::format("{}: expected {}", call.op, kind == ExpectArg::op ? "an op id" : "a stream name"));
+    call.refs.push_back(kind == ExpectArg::op ? op_index(name, begin) : stream_index(name, begin));
+  }
+
+  int op_index(const std::string& id, size_t at) {
+    std::vector<std::string> ids;
+    for (size_t i = 0; i < exp_.ops.size(); ++i) {
+      if (exp_.ops[i].id == id) return static_cast<int>(i);
+      ids.push_back(exp_.ops[i].id);
+    }
+    fail(at, fmt::format("unknown op '{}'{} (op ids: {})", id, did_you_mean(id, ids), join(ids)));
+  }
+
+  int stream_index(const std::string& name, size_t at) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < exp_.streams.size(); ++i) {
+      if (exp_.streams[i].name == name) return static_cast<int>(i);
+      names.push_back(exp_.streams[i].name);
+    }
+    fail(at, fmt::format("unknown stream '{}'{} (streams: {})", name, did_you_mean(name, names), join(names)));
+  }
+
+  std::string unknown_function(const std::string& name) const {
+    std::vector<std::string> names;
+    for (const auto& f : expect_functions()) names.emplace_back(f.name);
+    return fmt::format("unknown function '{}'{} (functions: {})", name, did_you_mean(name, names), join(names));
+  }
+
+  std::string unknown_name(const std::string& name) const {
+    std::vector<std::string> names;
+    for (const auto& [p, v] : params_) names.push_back(p);
+    return fmt::format("unknown name '{}'{}: expected a param{} or a function call", name, did_you_mean(name, names),
+                       names.empty() ? "" : " (" + join(names) + ")");
+  }
+
+  template <class Next>
+  NodePtr binary_chain(Next next, std::initializer_list<std::string_view> ops, bool logical) {
+    size_t begin = skip_space();
+    NodePtr lhs = next();
+    for (;;) {
+      skip_space();
+      std::string_view matched;
+      for (std::string_view op : ops)
+        if (logical ? peek_word(op) : text_.substr(pos_, op.size()) == op) matched = op;
+      if (matched.empty()) return lhs;
+      pos_ += matched.size();
+      NodePtr rhs = next();
+      logical ? require_boolean(lhs, begin, fmt::format("'{}'", matched)) : require_number(lhs, begin, fmt::format("'{}'", matched));
+      logical ? require_boolean(rhs, begin, fmt::format("'{}'", matched)) : require_number(rhs, begin, fmt::format("'{}'", matched));
+      lhs = make(ExpectNode::Kind::binary, std::string(matched), {lhs, rhs}, begin, logical);
+    }
+  }
+
+  NodePtr make(ExpectNode::Kind kind, std::string op, std::vector<std::shared_ptr<const ExpectNode>> args, size_t begin,
+               bool boolean) {
+    auto n = std::make_shared<ExpectNode>();
+    n->kind = kind, n->op = std::move(op), n->args = std::move(args), n->boolean = boolean;
+    n->text = std::string(text_.substr(begin, pos_ - begin));
+    return n;
+  }
+
+  void require_boolean(const NodePtr& n, size_t at, std::string_view op) {
+    if (!n->boolean) fail(at, fmt::format("{} joins conditions; '{}' is a number", op, n->text));
+  }
+  void require_number(const NodePtr& n, size_t at, std::string_view op) {
+    if (n->boolean) fail(at, fmt::format("{} takes numbers; '{}' is a condition", op, n->text));
+  }
+
+  void expect_char(char c, const std::string& why) {
+    skip_space();
+    if (pos_ >= text_.size() || text_[pos_] != c) fail(pos_, fmt::format("expected '{}': {}", c, why));
+    ++pos_;
+  }
+
+  std::string word() {
+    size_t begin = pos_;
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
+    return std::string(text_.substr(begin, pos_ - begin));
+  }
+
+  bool peek_word(std::string_view w) const {
+    if (text_.substr(pos_, w.size()) != w) return false;
+    size_t after = pos_ + w.size();
+    return after == text_.size() || !(std::isalnum(static_cast<unsigned char>(text_[after])) || text_[after] == '_');
+  }
+
+  bool take_word(std::string_view w) {
+    if (!peek_word(w)) return false;
+    pos_ += w.size();
+    return true;
+  }
+
+  size_t skip_space() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+    return pos_;
+  }
+
+  [[noreturn]] void fail(size_t at, std::string message) { throw ParseFailure{at, std::move(message)}; }
+
+  std::string_view text_;
+  const Experiment& exp_;
+  const ParamScope& params_;
+  size_t pos_ = 0;
+};
+
+bool uses_time(const ExpectNode& n) {
+  if (n.kind == ExpectNode::Kind::call && find_expect_function(n.op)->uses_time) return true;
+  for (const auto& a : n.args)
+    if (uses_time(*a)) return true;
+  return false;
+}
+
+}  // namespace
+
+void load_expectations(LoadContext& ctx, const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return;
+  if (!node.IsSequence()) {
+    ctx.error(node, fmt::format("expect: expected a list of conditions (`- \"span() < 2\"`), got {}", describe_node(node)));
+    return;
+  }
+  for (const auto& item : node) {
+    auto text = ctx.scalar(item, "expect");
+    if (!text) continue;
+    try {
+      auto root = Parser(*text, ctx.exp, ctx.params).run();
+      ctx.exp.expectations.push_back({*text, ctx.loc(item), root, uses_time(*root)});
+    } catch (const ParseFailure& f) {
+      SourceLoc at = ctx.loc(item);
+      at.col += static_cast<int>(f.offset) + (item.Tag() == "!" ? 1 : 0);  // quoted: text starts after the quote
+      ctx.diags.error(at, "expect: " + f.message);
+    }
+  }
+}
+
+}  // namespace streamlab

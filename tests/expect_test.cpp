@@ -1,0 +1,77 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "runner/expect.hpp"
+#include "runner/execute.hpp"
+#include "runner/load.hpp"
+
+using namespace streamlab;
+
+namespace {
+
+Experiment experiment(const std::string& expect) {
+  return load_string(R"(name: e
+params: {N: 64}
+streams: {s1: {}, s2: {}}
+ops:
+  - launch: {id: a, kernel: spin, grid: 1, block: 32, stream: s1, args: {us: 100}}
+  - launch: {id: b, kernel: spin, grid: 1, block: 32, stream: s2, args: {us: 100}}
+expect:
+)" + expect,
+                     "e.yaml");
+}
+
+// Two repetitions: a runs 0..1 ms, b 0.5..2 ms (overlap 0.5 ms); host span 2.1 ms.
+RunRecord measured(const std::string& backend = "cuda") {
+  RunRecord run;
+  run.backend = backend;
+  run.timer = backend == "cuda" ? "cupti" : "none";
+  for (int r = 0; r < 2; ++r) {
+    RepetitionSample rep;
+    rep.ops = {{0, 0.01, 0.0, 1.0}, {0.01, 0.02, 0.5, 2.0}};
+    rep.host_span_ms = 2.1;
+    rep.device_span_ms = 2.0;
+    run.reps.push_back(rep);
+  }
+  return run;
+}
+
+ExpectationResult only(const Experiment& e, const RunRecord& run) {
+  auto results = evaluate_expectations(e, run);
+  REQUIRE(results.size() == 1);
+  return results[0];
+}
+
+}  // namespace
+
+TEST_CASE("expectations: a condition over medians passes or fails, with every operand's value") {
+  auto pass = only(experiment("  - \"overlap(a, b) >= 0.5 * duration(a) and span() < 3\"\n"), measured());
+  CHECK(pass.status == ExpectationResult::Status::passed);
+  CHECK(pass.detail == "overlap(a, b) = 0.5 ms, duration(a) = 1 ms, span() = 2.1 ms");
+  auto fail = only(experiment("  - \"gpu_span() <= 1.25 * max(duration(a), duration(b))\"\n"), measured());
+  CHECK(fail.status == ExpectationResult::Status::failed);
+  CHECK(fail.detail == "gpu_span() = 2 ms, duration(a) = 1 ms, duration(b) = 1.5 ms");
+  CHECK(fail.loc.line == 8);
+}
+
+TEST_CASE("expectations: arithmetic, params, precedence, not and or") {
+  CHECK(only(experiment("  - \"N / 2 + 1 == 33\"\n"), measured()).status == ExpectationResult::Status::passed);
+  CHECK(only(experiment("  - \"-2 * -3 == 6 and not (1 > 2)\"\n"), measured()).status == ExpectationResult::Status::passed);
+  CHECK(only(experiment("  - \"1 > 2 or abs(-1) == 1\"\n"), measured()).status == ExpectationResult::Status::passed);
+  CHECK(only(experiment("  - \"stream_busy(s2) == 1.5\"\n"), measured()).status == ExpectationResult::Status::passed);
+  CHECK(only(experiment("  - \"N > 100\"\n"), measured("host")).status == ExpectationResult::Status::failed);
+}
+
+TEST_CASE("expectations: about GPU time, never passed on the host backend or without a device timer") {
+  auto host = only(experiment("  - \"span() < 100\"\n"), measured("host"));
+  CHECK(host.status == ExpectationResult::Status::not_evaluated);
+  CHECK(host.detail == "the host backend measures no GPU time");
+  RunRecord untimed = measured();
+  untimed.timer = "none";
+  for (auto& rep : untimed.reps)
+    for (auto& op : rep.ops) op.start_ms = op.end_ms = NAN;
+  auto none = only(experiment("  - \"duration(a) < 100\"\n"), untimed);
+  CHECK(none.status == ExpectationResult::Status::not_evaluated);
+  CHECK(none.detail == "not measured with --timer none: duration(a) = not measured");
+}
