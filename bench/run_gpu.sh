@@ -2,7 +2,7 @@
 # On a GPU machine: the GPU test suite, the CLI test, every experiment at N=1024 and N=8192 on the
 # cuda backend, and the hand-written reference program in the same job, with the span ratios.
 #   usage: bench/run_gpu.sh STREAMLAB STREAMLAB_TESTS BENCH_DIR [LOG_DIR]
-# BENCH_DIR holds two_transposes and claims, bench/*.cu built with nvcc -O3 -arch=sm_90.
+# BENCH_DIR holds two_transposes and claims, built from bench/*.cu by CMake (build/bench).
 set -u
 bin=$1 tests=$2 benchdir=$3 logs=${4:-/tmp/streamlab-gpu}
 hand=$benchdir/two_transposes

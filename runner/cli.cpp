@@ -31,7 +31,7 @@ struct RunArgs {
   std::string timer = "auto";
   bool no_gate = false;
   int device = 0;
-  std::string json, csv, trace;  // report files; "-" is stdout
+  std::string json, csv, trace, html;  // report files; "-" is stdout
 };
 
 LoadOptions load_options(const std::vector<std::string>& sets) {
@@ -90,11 +90,12 @@ RunOptions run_options(const Experiment& exp, const RunArgs& args, const Backend
 
 // Writes each report asked for; a report sent to stdout replaces the console report there.
 void write_reports(const Experiment& exp, const RunRecord& record, const RunArgs& args) {
-  bool to_stdout = args.json == "-" || args.csv == "-" || args.trace == "-";
+  bool to_stdout = args.json == "-" || args.csv == "-" || args.trace == "-" || args.html == "-";
   if (!to_stdout) std::cout << format_console_report(exp, record) << std::flush;
   if (!args.json.empty()) write_output_file(args.json, format_json(exp, record));
   if (!args.csv.empty()) write_output_file(args.csv, format_csv(exp, record));
   if (!args.trace.empty()) write_output_file(args.trace, format_trace(exp, record));
+  if (!args.html.empty()) write_output_file(args.html, format_html(exp, record));
 }
 
 int cmd_run(const RunArgs& args) {
@@ -170,6 +171,8 @@ void add_run_options(CLI::App* run, RunArgs& args) {
       ->type_name("FILE");
   run->add_option("--csv", args.csv, "Write one CSV row per op per timed repetition; - for stdout")->type_name("FILE");
   run->add_option("--trace", args.trace, "Write a Chrome trace (Perfetto, chrome://tracing); - for stdout")
+      ->type_name("FILE");
+  run->add_option("--html", args.html, "Write a self-contained HTML report with an SVG timeline; - for stdout")
       ->type_name("FILE");
 }
 

@@ -20,4 +20,8 @@ std::string format_csv(const Experiment& exp, const RunRecord& run);
 // and one for the host thread; the timed repetitions laid end to end on the host clock.
 std::string format_trace(const Experiment& exp, const RunRecord& run);
 
+// HTML: one self-contained file (no network, no JavaScript): an SVG timeline of the median
+// repetition and the tables of the console report.
+std::string format_html(const Experiment& exp, const RunRecord& run);
+
 }  // namespace streamlab

@@ -74,6 +74,7 @@ TEST_CASE("reports: JSON, CSV, trace and console of a device-timed run match the
   check_golden("reports.csv", format_csv(e, run));
   check_golden("reports.trace.json", format_trace(e, run));
   check_golden("reports.console.txt", format_console_report(e, run));
+  check_golden("reports.html", format_html(e, run));
 }
 
 TEST_CASE("figures: bandwidth, stream busy time, overlap and the bounds of the span") {
