@@ -2,6 +2,9 @@
 // codes. Reports go to stdout, diagnostics and notes to stderr.
 #include "runner/cli.hpp"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -98,10 +101,24 @@ void write_reports(const Experiment& exp, const RunRecord& record, const RunArgs
   if (!args.html.empty()) write_output_file(args.html, format_html(exp, record));
 }
 
+// "repetition 12 of 23" on stderr, rewritten in place, once a run has taken a second; only on a
+// terminal, so logs and pipes stay clean.
+std::function<void(int64_t, int64_t)> progress_printer() {
+  if (!isatty(STDERR_FILENO)) return {};
+  auto start = std::chrono::steady_clock::now();
+  return [start](int64_t done, int64_t total) {
+    if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
+    std::cerr << fmt::format("\rstreamlab: repetition {} of {}", done, total) << (done == total ? "\r\033[K" : "")
+              << std::flush;
+  };
+}
+
 int cmd_run(const RunArgs& args) {
   Experiment exp = load_file(args.file, load_options(args.sets));
   auto backend = choose_backend(exp, args);
-  RunRecord record = run_experiment(exp, *backend, run_options(exp, args, *backend));
+  RunOptions options = run_options(exp, args, *backend);
+  options.progress = progress_printer();
+  RunRecord record = run_experiment(exp, *backend, options);
   write_reports(exp, record, args);
   return record.checks_passed() && record.expectations_held() ? kExitOk : kExitCheckFailed;
 }

@@ -13,6 +13,7 @@
 #include "runner/cuda_handles.hpp"
 #include "runner/cuda_state.hpp"
 #include "runner/device_timer.hpp"
+#include "runner/nvtx.hpp"
 #include "runner/start_gate.hpp"
 
 namespace streamlab {
@@ -142,6 +143,7 @@ class CudaBackend final : public Backend {
     const Op& op = exp_.ops[i];
     OpSample s;
     cudaStream_t stream = op.stream >= 0 ? state_.streams[op.stream] : nullptr;
+    NvtxRange range(op.id);
     try {
       timer_->before_op(i, stream);
       s.issue_ms = ms_since(t0);

@@ -23,8 +23,12 @@ RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptio
   record.timer = backend.timer();
   record.timer_description = backend.timer_description();
   record.device_timing = record.timer != "none";
-  for (int64_t i = 0; i < options.warmup; ++i) backend.run_repetition();
-  for (int64_t i = 0; i < options.repeat; ++i) record.reps.push_back(backend.run_repetition());
+  const int64_t total = options.warmup + options.repeat;
+  auto done = [&](int64_t n) {
+    if (options.progress) options.progress(n, total);
+  };
+  for (int64_t i = 0; i < options.warmup; ++i) backend.run_repetition(), done(i + 1);
+  for (int64_t i = 0; i < options.repeat; ++i) record.reps.push_back(backend.run_repetition()), done(options.warmup + i + 1);
   backend.finish(record.reps);
   record.notes = backend.notes();
   record.checks = run_checks(exp, [&](int index) { return backend.contents(index); });

@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,9 @@ namespace streamlab {
 struct RunOptions {
   int64_t repeat = 1;  // timed repetitions
   int64_t warmup = 0;  // untimed repetitions before them
+  // Called between repetitions (outside any timed region) with how many of warmup + repeat are
+  // done; the CLI shows progress with it. May be empty.
+  std::function<void(int64_t done, int64_t total)> progress;
 };
 
 // Everything a run produced; reports format it and measure nothing.

@@ -10,6 +10,7 @@
 #include "runner/backend.hpp"
 #include "runner/buffer_init.hpp"
 #include "runner/host_state.hpp"
+#include "runner/nvtx.hpp"
 
 namespace streamlab {
 namespace {
@@ -51,6 +52,7 @@ class HostBackend final : public Backend {
     auto t0 = Clock::now();
     for (const Op& op : exp_.ops) {
       OpSample s;
+      NvtxRange range(op.id);
       s.issue_ms = ms_since(t0);
       op.kind->run_host(state_, op);
       s.return_ms = ms_since(t0);

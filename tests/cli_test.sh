@@ -2,7 +2,7 @@
 # The streamlab command end to end: exit codes (0 ok, 1 check failed, 2 invalid, 3 CUDA/runtime
 # failure) and what the user reads.   usage: cli_test.sh STREAMLAB SOURCE_DIR
 set -u
-bin=$1
+bin=$1 nvtx_probe=${3:-}
 cd "$2" || exit 2
 passed=0 failed=0
 out=$(mktemp) err=$(mktemp)
@@ -49,6 +49,14 @@ expect json-stdout 0 '^  "schema_version": 1,' -- "$bin" run experiments/01_one_
 expect csv-stdout 0 '^1,1,2,transpose,launch,legacy,24,' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --csv -
 expect json-unwritable 3 "cannot write 'no/such/dir/r.json': No such file or directory" -- \
   "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --json no/such/dir/r.json
+
+# NVTX: a range per op, named by its id, around its call (an injection library logs them).
+if [[ -n $nvtx_probe ]]; then
+  NVTX_INJECTION64_PATH=$nvtx_probe STREAMLAB_NVTX_LOG=$out.nvtx "$bin" run experiments/01_one_transpose.yaml \
+    --backend host --set N=8 --repeat 1 >/dev/null 2>&1
+  expect nvtx-ranges 0 '^push h2d pop push transpose pop push d2h pop $' -- bash -c "tr '\n' ' ' < $out.nvtx; echo"
+  rm -f "$out.nvtx"
+fi
 
 # Without a GPU: auto falls back to the host backend and says so; cuda is a runtime failure.
 if ! "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32 >/dev/null 2>&1; then

@@ -28,7 +28,7 @@ namespace {
 
 // Final contents of every buffer after one run on `backend`.
 std::vector<std::vector<std::byte>> run_and_read(const Experiment& e, Backend& backend, RunRecord& run) {
-  run = run_experiment(e, backend, {2, 1});
+  run = run_experiment(e, backend, {2, 1, {}});
   std::vector<std::vector<std::byte>> out;
   for (size_t i = 0; i < e.buffers.size(); ++i) {
     auto c = backend.contents(static_cast<int>(i));
@@ -69,7 +69,7 @@ TEST_SUITE("gpu") {
     Experiment e = load_file((source_dir() / "experiments/04_two_transposes_pinned_async.yaml").string());
     for (TimerChoice timer : {TimerChoice::cupti, TimerChoice::events}) {
     auto gpu = make_cuda_backend(e, 0, {timer});
-    RunRecord run = run_experiment(e, *gpu, {3, 1});
+    RunRecord run = run_experiment(e, *gpu, {3, 1, {}});
     INFO("timer ", run.timer);
     CHECK(run.device_timing);
     REQUIRE(run.reps.size() == 3);
@@ -98,10 +98,10 @@ TEST_SUITE("gpu") {
     Experiment e = load_file((source_dir() / "experiments/04_two_transposes_pinned_async.yaml").string(),
                              LoadOptions{{{"N", "8192"}}});
     auto cupti_backend = make_cuda_backend(e, 0, {TimerChoice::cupti});
-    RunRecord cupti = run_experiment(e, *cupti_backend, {10, 2});
+    RunRecord cupti = run_experiment(e, *cupti_backend, {10, 2, {}});
     cupti_backend.reset();
     auto event_backend = make_cuda_backend(e, 0, {TimerChoice::events});
-    RunRecord events = run_experiment(e, *event_backend, {10, 2});
+    RunRecord events = run_experiment(e, *event_backend, {10, 2, {}});
     auto by_cupti = op_figures(cupti, e.ops.size()), by_events = op_figures(events, e.ops.size());
     for (size_t i = 0; i < e.ops.size(); ++i) {
       if (e.ops[i].kind->name != std::string_view("launch")) continue;
@@ -125,7 +125,7 @@ ops:
 )", "gpu.yaml");
     auto gpu = make_cuda_backend(e, 0);
     try {
-      run_experiment(e, *gpu, {1, 0});
+      run_experiment(e, *gpu, {1, 0, {}});
       FAIL("the launch should have failed");
     } catch (const RunError& err) {
       std::string what = err.what();
@@ -140,7 +140,7 @@ ops:
     Experiment e = load_string("name: huge\nbuffers:\n  huge: {type: float64, count: 1099511627776, memory: device}\nops: []\n",
                                "gpu.yaml");
     auto gpu = make_cuda_backend(e, 0);
-    CHECK_THROWS_WITH_AS(run_experiment(e, *gpu, {1, 0}),
+    CHECK_THROWS_WITH_AS(run_experiment(e, *gpu, {1, 0, {}}),
                          doctest::Contains("buffer 'huge' (gpu.yaml:3:3, 8796093022208 bytes of device memory): "
                                            "cudaErrorMemoryAllocation"),
                          RunError);

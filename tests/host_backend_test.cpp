@@ -15,7 +15,7 @@ namespace {
 
 RunRecord run_on_host(const Experiment& e, int64_t repeat = 1) {
   auto backend = make_host_backend(e);
-  return run_experiment(e, *backend, {repeat, 0});
+  return run_experiment(e, *backend, {repeat, 0, {}});
 }
 
 std::string transpose_experiment(const std::string& kernel, const std::string& grid, const std::string& block,
@@ -91,7 +91,7 @@ checks:
   - equal: {a: seq, b: seq}
 )", "m.yaml");
   auto backend = make_host_backend(e);
-  RunRecord run = run_experiment(e, *backend, {1, 0});
+  RunRecord run = run_experiment(e, *backend, {1, 0, {}});
   CHECK(run.checks_passed());
   auto seq = backend->contents(0);
   int64_t last;
@@ -137,6 +137,6 @@ TEST_CASE("host backend: a buffer too large for host memory is a named run error
   auto e = load_string("name: huge\nbuffers:\n  huge: {type: int64, count: 1152921504606846975, memory: device}\nops: []\n",
                        "m.yaml");
   auto backend = make_host_backend(e);
-  CHECK_THROWS_WITH_AS(run_experiment(e, *backend, {1, 0}),
+  CHECK_THROWS_WITH_AS(run_experiment(e, *backend, {1, 0, {}}),
                        "buffer 'huge' (m.yaml:3:3, 9223372036854775800 bytes): out of host memory", RunError);
 }
