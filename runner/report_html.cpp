@@ -64,7 +64,7 @@ Scale time_range(const RepetitionSample& rep) {
 
 std::string bar(const Scale& sc, int lane, double start, double end, const Op& op, const std::string& what) {
   double x = sc.x(start), w = std::max(1.0, sc.x(end) - x), y = kTop + lane * kLane + 3;
-  return fmt::format("<rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='{}' fill='{}'><title>{} ({}): {:.3f} .. {:.3f} ms, "
+  return fmt::format("<rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='{}' fill='{}' stroke='white'><title>{} ({}): {:.3f} .. {:.3f} ms, "
                      "{:.3f} ms\n{}</title></rect>\n",
                      x, y, w, kLane - 6, color(op), escape(op.id), op.kind->name, start, end, end - start, escape(what));
 }
