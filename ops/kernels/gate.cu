@@ -1,13 +1,8 @@
+#include "ops/kernels/device_clock.cuh"
 #include "ops/kernels/gate.hpp"
 
 namespace streamlab {
 namespace {
-
-__device__ uint64_t global_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __global__ void start_gate_kernel(const volatile int* flag, int* timed_out, uint64_t timeout_ns) {
   uint64_t start = global_ns();

@@ -1,15 +1,10 @@
 #include <cstdint>
 
+#include "ops/kernels/device_clock.cuh"
 #include "ops/kernels/spin.hpp"
 
 namespace streamlab {
 namespace {
-
-__device__ uint64_t global_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 // Thread 0 of each block watches the clock; the others wait at the barrier, so a block holds its
 // SM slot for the whole duration, as a block of real work would.
