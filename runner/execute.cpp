@@ -32,6 +32,7 @@ RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptio
   backend.finish(record.reps);
   record.notes = backend.notes();
   record.checks = run_checks(exp, [&](int index) { return backend.contents(index); });
+  record.figures = run_figures(exp, record);
   record.expectations = evaluate_expectations(exp, record);
   return record;
 }

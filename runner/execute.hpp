@@ -6,6 +6,7 @@
 #include "runner/backend.hpp"
 #include "runner/checks.hpp"
 #include "runner/expect.hpp"
+#include "runner/figures.hpp"
 
 namespace streamlab {
 
@@ -27,6 +28,7 @@ struct RunRecord {
   std::vector<std::string> notes;  // how the run was measured, for the user
   int64_t warmup = 0;
   std::vector<RepetitionSample> reps;  // timed repetitions only
+  RunFigures figures;                  // derived from the repetitions (figures.hpp)
   std::vector<CheckResult> checks;     // on the contents after the last repetition
   std::vector<ExpectationResult> expectations;
   bool checks_passed() const;

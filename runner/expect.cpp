@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/execute.hpp"
 #include "runner/expect_functions.hpp"
 
 namespace streamlab {
@@ -127,8 +128,7 @@ const ExpectFunction* find_expect_function(std::string_view name) {
 }
 
 std::vector<ExpectationResult> evaluate_expectations(const Experiment& exp, const RunRecord& run) {
-  RunFigures figures = run_figures(exp, run);
-  ExpectContext ctx{exp, run, figures};
+  ExpectContext ctx{exp, run, run.figures};
   std::vector<ExpectationResult> out;
   for (const auto& e : exp.expectations) out.push_back(evaluate(e, ctx));
   return out;

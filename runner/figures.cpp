@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ops/op.hpp"
+#include "runner/execute.hpp"
 
 namespace streamlab {
 namespace {

@@ -5,10 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "runner/execute.hpp"
+#include "runner/backend.hpp"
 #include "runner/stats.hpp"
 
 namespace streamlab {
+
+struct RunRecord;  // execute.hpp
 
 struct OpFigures {
   Summary device;      // device duration (n = 0 for host-only ops and without a device timer)

@@ -146,8 +146,7 @@ std::string expectations(const RunRecord& run) {
 }  // namespace
 
 std::string format_console_report(const Experiment& exp, const RunRecord& run) {
-  RunFigures figures = run_figures(exp, run);
-  return header(exp, run) + op_table(exp, run, figures) + spans(run) + concurrency(exp, figures) + checks(run) +
+  return header(exp, run) + op_table(exp, run, run.figures) + spans(run) + concurrency(exp, run.figures) + checks(run) +
          expectations(run);
 }
 

@@ -157,7 +157,7 @@ constexpr const char* kStyle =
 }  // namespace
 
 std::string format_html(const Experiment& exp, const RunRecord& run) {
-  RunFigures f = run_figures(exp, run);
+  const RunFigures& f = run.figures;
   std::string notes;
   for (const auto& n : run.notes) notes += "<li>" + escape(n) + "</li>";
   return fmt::format(

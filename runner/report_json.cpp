@@ -104,7 +104,7 @@ json checks_json(const RunRecord& run) {
 }  // namespace
 
 std::string format_json(const Experiment& exp, const RunRecord& run) {
-  RunFigures figures = run_figures(exp, run);
+  const RunFigures& figures = run.figures;
   json ops = json::array();
   for (size_t i = 0; i < exp.ops.size(); ++i) ops.push_back(op_json(exp, run, i, figures.ops[i]));
   json doc = {

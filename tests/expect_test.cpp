@@ -4,6 +4,7 @@
 
 #include "runner/expect.hpp"
 #include "runner/execute.hpp"
+#include "runner/figures.hpp"
 #include "runner/load.hpp"
 
 using namespace streamlab;
@@ -37,7 +38,8 @@ RunRecord measured(const std::string& backend = "cuda") {
   return run;
 }
 
-ExpectationResult only(const Experiment& e, const RunRecord& run) {
+ExpectationResult only(const Experiment& e, RunRecord run) {
+  run.figures = run_figures(e, run);
   auto results = evaluate_expectations(e, run);
   REQUIRE(results.size() == 1);
   return results[0];

@@ -54,6 +54,7 @@ RunRecord synthetic_run() {
     run.reps.push_back(rep);
   }
   run.checks.push_back({"equal(h, h)", true, ""});
+  run.figures = run_figures(load_string(kExperiment, "reports.yaml"), run);
   return run;
 }
 
