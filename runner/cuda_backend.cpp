@@ -93,7 +93,7 @@ class CudaBackend final : public Backend {
     rep.number = ++repetitions_;
     if (gate_->used()) gate_->close();
     auto t0 = Clock::now();
-    timer_->begin_repetition(t0);
+    timer_->begin_repetition(rep.number, t0);
     for (size_t i = 0; i < exp_.ops.size(); ++i) {
       if (gate_->used() && i == gate_->opens_before()) open_gate(rep, t0);
       rep.ops.push_back(issue(i, t0));

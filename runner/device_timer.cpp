@@ -22,7 +22,7 @@ class EventTimer final : public DeviceTimer {
     return "CUDA events around each device op, in its own stream (intervals include time queued behind "
            "other streams)";
   }
-  void begin_repetition(HostClock::time_point) override {
+  void begin_repetition(uint64_t, HostClock::time_point) override {
     STREAMLAB_CUDA(cudaEventRecord(base_.get(), timing_stream_.get()));  // non-blocking: orders nothing
   }
   void before_op(size_t op, cudaStream_t stream) override {
@@ -53,7 +53,7 @@ class NoTimer final : public DeviceTimer {
  public:
   std::string name() const override { return "none"; }
   std::string description() const override { return "none (spans on the host clock only)"; }
-  void begin_repetition(HostClock::time_point) override {}
+  void begin_repetition(uint64_t, HostClock::time_point) override {}
   void before_op(size_t, cudaStream_t) override {}
   void after_op(size_t, cudaStream_t) override {}
   void end_repetition(RepetitionSample&) override {}

@@ -21,7 +21,8 @@ class DeviceTimer {
   virtual ~DeviceTimer() = default;
   virtual std::string name() const = 0;         // "cupti", "events" or "none"
   virtual std::string description() const = 0;  // one line for reports
-  virtual void begin_repetition(HostClock::time_point t0) = 0;
+  // `number` is the backend's RepetitionSample::number of the repetition about to be issued.
+  virtual void begin_repetition(uint64_t number, HostClock::time_point t0) = 0;
   virtual void before_op(size_t op, cudaStream_t stream) = 0;
   virtual void after_op(size_t op, cudaStream_t stream) = 0;
   virtual void end_repetition(RepetitionSample& rep) = 0;

@@ -22,7 +22,6 @@ RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptio
   record.device = backend.description();
   record.timer = backend.timer();
   record.timer_description = backend.timer_description();
-  record.device_timing = record.timer != "none";
   const int64_t total = options.warmup + options.repeat;
   auto done = [&](int64_t n) {
     if (options.progress) options.progress(n, total);

@@ -22,7 +22,6 @@ struct RunOptions {
 struct RunRecord {
   std::string backend;      // "cuda" or "host"
   std::string device;       // the backend's description of where it ran
-  bool device_timing = false;
   std::string timer;              // "cupti", "events" or "none"
   std::string timer_description;
   std::vector<std::string> notes;  // how the run was measured, for the user
@@ -31,6 +30,7 @@ struct RunRecord {
   RunFigures figures;                  // derived from the repetitions (figures.hpp)
   std::vector<CheckResult> checks;     // on the contents after the last repetition
   std::vector<ExpectationResult> expectations;
+  bool device_timing() const { return timer != "none"; }  // device intervals were measured
   bool checks_passed() const;
   bool expectations_held() const;  // none failed (not evaluated is not failed)
 };

@@ -110,7 +110,7 @@ class Parser {
     skip_space();
     if (pos_ < text_.size() && text_[pos_] == '(') return parse_call(name, begin);
     auto param = params_.find(name);
-    if (param == params_.end()) fail(begin, unknown_name(name));
+    if (param == params_.end()) fail(begin, unknown_param(name));
     NodePtr n = make(ExpectNode::Kind::number, "", {}, begin, false);
     n->value = static_cast<double>(param->second);
     return n;
@@ -145,20 +145,21 @@ class Parser {
 
   int op_index(const std::string& id, size_t at) {
     std::vector<std::string> ids;
-    for (size_t i = 0; i < exp_.ops.size(); ++i) {
-      if (exp_.ops[i].id == id) return static_cast<int>(i);
-      ids.push_back(exp_.ops[i].id);
-    }
-    fail(at, fmt::format("unknown op '{}'{} (op ids: {})", id, did_you_mean(id, ids), join(ids)));
+    for (const Op& op : exp_.ops) ids.push_back(op.id);
+    return resolve(ids, id, "op", "op ids", at);
   }
 
   int stream_index(const std::string& name, size_t at) {
     std::vector<std::string> names;
-    for (size_t i = 0; i < exp_.streams.size(); ++i) {
-      if (exp_.streams[i].name == name) return static_cast<int>(i);
-      names.push_back(exp_.streams[i].name);
-    }
-    fail(at, fmt::format("unknown stream '{}'{} (streams: {})", name, did_you_mean(name, names), join(names)));
+    for (const Stream& s : exp_.streams) names.push_back(s.name);
+    return resolve(names, name, "stream", "streams", at);
+  }
+
+  int resolve(const std::vector<std::string>& names, const std::string& name, std::string_view kind,
+              std::string_view plural, size_t at) {
+    int i = index_of(names, name);
+    if (i < 0) fail(at, unknown_name(kind, name, names, plural));
+    return i;
   }
 
   std::string unknown_function(const std::string& name) const {
@@ -167,7 +168,7 @@ class Parser {
     return fmt::format("unknown function '{}'{} (functions: {})", name, did_you_mean(name, names), join(names));
   }
 
-  std::string unknown_name(const std::string& name) const {
+  std::string unknown_param(const std::string& name) const {
     std::vector<std::string> names;
     for (const auto& [p, v] : params_) names.push_back(p);
     return fmt::format("unknown name '{}'{}: expected a param{} or a function call", name, did_you_mean(name, names),

@@ -90,15 +90,9 @@ std::optional<int> LoadContext::lookup(const YAML::Node& node, std::string_view 
   auto name = scalar(node, kind);
   if (!name) return std::nullopt;
   std::vector<std::string> names;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (items[i].name == *name) return static_cast<int>(i);
-    names.push_back(items[i].name);
-  }
-  if (names.empty())
-    error(node, fmt::format("unknown {} '{}' (the experiment declares no {}s)", kind, *name, kind));
-  else
-    error(node, fmt::format("unknown {} '{}'{} ({}s: {})", kind, *name, did_you_mean(*name, names), kind,
-                            join(names)));
+  for (const auto& item : items) names.push_back(item.name);
+  if (int i = index_of(names, *name); i >= 0) return i;
+  error(node, unknown_name(kind, *name, names, std::string(kind) + "s"));
   return std::nullopt;
 }
 

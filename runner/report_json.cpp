@@ -28,7 +28,7 @@ json op_json(const Experiment& exp, const RunRecord& run, size_t i, const OpFigu
   const Op& op = exp.ops[i];
   json samples_ = {{"issue_ms", numbers(samples(run, i, &OpSample::issue_ms))},
                    {"return_ms", numbers(samples(run, i, &OpSample::return_ms))}};
-  if (op.device_work && run.device_timing) {
+  if (op.device_work && run.device_timing()) {
     samples_["start_ms"] = numbers(samples(run, i, &OpSample::start_ms));
     samples_["end_ms"] = numbers(samples(run, i, &OpSample::end_ms));
   }
@@ -111,7 +111,7 @@ std::string format_json(const Experiment& exp, const RunRecord& run) {
       {"schema_version", kResultsSchemaVersion},
       {"tool", {{"name", "streamlab"}, {"version", STREAMLAB_VERSION}}},
       {"experiment", experiment_json(exp)},
-      {"backend", {{"name", run.backend}, {"device", run.device}, {"device_timing", run.device_timing},
+      {"backend", {{"name", run.backend}, {"device", run.device}, {"device_timing", run.device_timing()},
                    {"timer", run.timer}, {"timer_description", run.timer_description}}},
       {"notes", run.notes},
       {"repetitions", {{"warmup", run.warmup}, {"timed", run.reps.size()}}},

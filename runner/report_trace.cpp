@@ -32,7 +32,7 @@ json slice(int pid, int tid, const Op& op, const std::string& what, double start
 
 json track_names(const Experiment& exp, const RunRecord& run) {
   json events = json::array({process_name(kHostPid, "host"), track_name(kHostPid, kHostTid, "host thread (API calls)")});
-  if (!run.device_timing) return events;  // the host backend has no GPU tracks
+  if (!run.device_timing()) return events;  // the host backend has no GPU tracks
   events.push_back(process_name(kGpuPid, "GPU: " + run.device));
   for (size_t s = 0; s < exp.streams.size(); ++s)
     events.push_back(track_name(kGpuPid, static_cast<int>(s) + 1, "stream " + exp.streams[s].name));

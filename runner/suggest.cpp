@@ -43,6 +43,19 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   return best.empty() ? "" : "; did you mean '" + best + "'?";
 }
 
+std::string unknown_name(std::string_view kind, std::string_view name, const std::vector<std::string>& names,
+                         std::string_view plural) {
+  if (names.empty()) return "unknown " + std::string(kind) + " '" + std::string(name) + "' (the experiment declares no " +
+                            std::string(plural) + ")";
+  return "unknown " + std::string(kind) + " '" + std::string(name) + "'" + did_you_mean(name, names) + " (" +
+         std::string(plural) + ": " + join(names) + ")";
+}
+
+int index_of(const std::vector<std::string>& names, std::string_view name) {
+  auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? -1 : static_cast<int>(it - names.begin());
+}
+
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {

@@ -12,6 +12,14 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 // "; did you mean 'x'?" or "" — appended to "unknown ..." messages.
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
+// "unknown stream 's3'; did you mean 's1'? (streams: legacy, s1, s2)", or "... (the experiment
+// declares no streams)": how every unresolved name is reported. `plural` labels the list.
+std::string unknown_name(std::string_view kind, std::string_view name, const std::vector<std::string>& names,
+                         std::string_view plural);
+
+// Position of `name` in `names`, or -1.
+int index_of(const std::vector<std::string>& names, std::string_view name);
+
 // "a, b, c" for listing what was expected.
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
 

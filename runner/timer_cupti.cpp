@@ -117,24 +117,19 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *max_records = 0;  // as many as fit
 }
 
+// Kernel, copy and memset records share the fields streamlab reads, at different offsets.
+template <class Record>
+void take_activity(const CUpti_Activity* r, Collector& c) {
+  auto* a = reinterpret_cast<const Record*>(r);
+  c.activities.push_back({a->correlationId, a->start, a->end});
+}
+
 void take_record(const CUpti_Activity* r, Collector& c) {
   switch (r->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-      auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(r);
-      c.activities.push_back({k->correlationId, k->start, k->end});
-      break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(r);
-      c.activities.push_back({m->correlationId, m->start, m->end});
-      break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-      auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(r);
-      c.activities.push_back({m->correlationId, m->start, m->end});
-      break;
-    }
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: take_activity<CUpti_ActivityKernel10>(r, c); break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: take_activity<CUpti_ActivityMemcpy6>(r, c); break;
+    case CUPTI_ACTIVITY_KIND_MEMSET: take_activity<CUpti_ActivityMemset4>(r, c); break;
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
       auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(r);
       c.correlations.push_back({e->correlationId, e->externalId});
@@ -200,9 +195,10 @@ class CuptiTimer final : public DeviceTimer {
     return "CUPTI activity records (kernel, copy and memset execution), on the host clock; from " + cupti_api().path;
   }
 
-  void begin_repetition(HostClock::time_point t0) override {
-    ++repetition_;  // counts as the backend counts RepetitionSample::number
-    t0_ns_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count());
+  void begin_repetition(uint64_t number, HostClock::time_point t0) override {
+    repetition_ = number;
+    t0_ns_of_[number] =
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count());
   }
   void before_op(size_t op, cudaStream_t) override {
     check(cupti_api().push_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, activity_key(repetition_, op)),
@@ -215,7 +211,7 @@ class CuptiTimer final : public DeviceTimer {
 
   // Records are collected at the end of the run: a flush per repetition cost the next
   // repetition's first call about a millisecond on an H200 while CUPTI rebuilt its buffers.
-  void end_repetition(RepetitionSample& rep) override { t0_ns_of_[rep.number] = t0_ns_; }
+  void end_repetition(RepetitionSample&) override {}
 
   void finish(std::vector<RepetitionSample>& reps) override {
     check(cupti_api().flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
@@ -227,8 +223,7 @@ class CuptiTimer final : public DeviceTimer {
   }
 
  private:
-  uint64_t repetition_ = 0;
-  uint64_t t0_ns_ = 0;
+  uint64_t repetition_ = 0;  // the one being issued: keys the correlation ids
   std::map<uint64_t, uint64_t> t0_ns_of_;  // repetition number -> its start, ns
 };
 

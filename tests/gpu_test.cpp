@@ -71,7 +71,7 @@ TEST_SUITE("gpu") {
     auto gpu = make_cuda_backend(e, 0, {timer});
     RunRecord run = run_experiment(e, *gpu, {3, 1, {}});
     INFO("timer ", run.timer);
-    CHECK(run.device_timing);
+    CHECK(run.device_timing());
     REQUIRE(run.reps.size() == 3);
     for (const auto& rep : run.reps) {
       CHECK(rep.device_span_ms > 0);

@@ -42,7 +42,7 @@ TEST_CASE("host backend: every shipped experiment runs and validates") {
     Experiment e = load_file(path.string());
     RunRecord run = run_on_host(e);
     CHECK(run.backend == "host");
-    CHECK_FALSE(run.device_timing);
+    CHECK_FALSE(run.device_timing());
     REQUIRE(run.reps.size() == 1);
     checks += run.checks.size();
     for (const auto& c : run.checks) {

@@ -37,7 +37,6 @@ RunRecord synthetic_run() {
   RunRecord run;
   run.backend = "cuda";
   run.device = "Test GPU (sm_90, 1 SMs, 1 copy engines, device 0)";
-  run.device_timing = true;
   run.timer = "events";
   run.timer_description = "CUDA events around each device op, in its own stream";
   run.notes = {"a note"};
