@@ -91,9 +91,13 @@ TEST_SUITE("gpu") {
     }
   }
 
-  // Events carry a fixed cost of several microseconds (the GPU processes the start event, then
-  // dispatches the kernel), so max(2 us, 3%) holds where 3% exceeds it: C6's N=8192 kernels.
-  TEST_CASE("cuda backend: CUPTI and event durations of the N=8192 transposes agree within max(2 us, 3%)") {
+  // Events carry a fixed cost of 2 to 10 us (the GPU processes the start event, then dispatches
+  // the kernel; after a copy, the hand-off from the copy engine too), so only kernels far longer
+  // than that can agree. At N=8192 (0.42 ms) they do, within the kernel's own variation from one
+  // run to the next: on the H200, CUPTI read 421.6-424.2 us in nine runs and events 410.3-437.6 us,
+  // up to 3.8% apart (README, timing). 5% holds with that spread; a timer off by a scale or by a
+  // missing or doubled interval is far outside it.
+  TEST_CASE("cuda backend: CUPTI and event durations of the N=8192 transposes agree within 5%") {
     SKIP_WITHOUT_GPU();
     Experiment e = load_file((source_dir() / "experiments/04_two_transposes_pinned_async.yaml").string(),
                              LoadOptions{{{"N", "8192"}}});
@@ -107,7 +111,7 @@ TEST_SUITE("gpu") {
       if (e.ops[i].kind->name != std::string_view("launch")) continue;
       double a = by_cupti[i].device.median, b = by_events[i].device.median;
       INFO(e.ops[i].id, ": cupti ", a, " ms, events ", b, " ms");
-      CHECK(std::abs(a - b) <= std::max(0.002, 0.03 * b));
+      CHECK(std::abs(a - b) <= 0.05 * a);
     }
   }
 

@@ -1,0 +1,169 @@
+#include "bench/hand_written.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace bench {
+namespace {
+
+#define CHECK(call)                                                                                 \
+  do {                                                                                              \
+    cudaError_t e_ = (call);                                                                        \
+    if (e_ != cudaSuccess) {                                                                        \
+      std::fprintf(stderr, "%s: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
+      std::exit(3);                                                                                 \
+    }                                                                                               \
+  } while (0)
+
+__global__ void transpose_naive(const int* in, int* out, int n) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < n && y < n) out[(size_t)y * n + x] = in[(size_t)x * n + y];
+}
+
+__device__ uint64_t global_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// The same kernel as streamlab's spin (ops/kernels/spin.cu).
+__global__ void spin(long long us) {
+  if (threadIdx.x == 0) {
+    uint64_t end = global_ns() + uint64_t(us) * 1000;
+    while (global_ns() < end) __nanosleep(500);
+  }
+  __syncthreads();
+}
+
+class TwoTransposes final : public HandWritten {
+ public:
+  TwoTransposes(const std::string& version, int n)
+      : n_(n), bytes_(size_t(n) * n * sizeof(int)), pinned_(version == "pinned"), streams_(version != "default") {
+    for (int i = 0; i < 2; ++i) {
+      if (pinned_) {
+        CHECK(cudaMallocHost(&h_in_[i], bytes_));
+        CHECK(cudaMallocHost(&h_out_[i], bytes_));
+      } else {
+        h_in_[i] = static_cast<int*>(std::malloc(bytes_));
+        h_out_[i] = static_cast<int*>(std::malloc(bytes_));
+      }
+      for (size_t k = 0; k < size_t(n) * n; ++k) h_in_[i][k] = int((k * 2654435761u + i) & 0x7fffffff);
+      std::memset(h_out_[i], 0xCD, bytes_);
+      CHECK(cudaMalloc(&d_in_[i], bytes_));
+      CHECK(cudaMalloc(&d_out_[i], bytes_));
+      CHECK(cudaStreamCreate(&s_[i]));
+    }
+  }
+  ~TwoTransposes() override {
+    for (int i = 0; i < 2; ++i) {
+      if (pinned_) {
+        cudaFreeHost(h_in_[i]), cudaFreeHost(h_out_[i]);
+      } else {
+        std::free(h_in_[i]), std::free(h_out_[i]);
+      }
+      cudaFree(d_in_[i]), cudaFree(d_out_[i]), cudaStreamDestroy(s_[i]);
+    }
+  }
+  void repetition() override {
+    dim3 block(32, 32), grid((n_ + 31) / 32, (n_ + 31) / 32);
+    for (int i = 0; i < 2; ++i) {
+      if (pinned_) {
+        CHECK(cudaMemcpyAsync(d_in_[i], h_in_[i], bytes_, cudaMemcpyHostToDevice, s_[i]));
+        transpose_naive<<<grid, block, 0, s_[i]>>>(d_in_[i], d_out_[i], n_);
+        CHECK(cudaMemcpyAsync(h_out_[i], d_out_[i], bytes_, cudaMemcpyDeviceToHost, s_[i]));
+      } else {
+        CHECK(cudaMemcpy(d_in_[i], h_in_[i], bytes_, cudaMemcpyHostToDevice));
+        transpose_naive<<<grid, block, 0, streams_ ? s_[i] : 0>>>(d_in_[i], d_out_[i], n_);
+        CHECK(cudaMemcpy(h_out_[i], d_out_[i], bytes_, cudaMemcpyDeviceToHost));
+      }
+    }
+    CHECK(cudaDeviceSynchronize());
+  }
+  bool valid() const override {
+    for (int i = 0; i < 2; ++i)
+      for (size_t y = 0; y < size_t(n_); ++y)
+        for (size_t x = 0; x < size_t(n_); ++x)
+          if (h_out_[i][y * n_ + x] != h_in_[i][x * n_ + y]) return false;
+    return true;
+  }
+
+ private:
+  int n_;
+  size_t bytes_;
+  bool pinned_, streams_;
+  int *h_in_[2], *h_out_[2], *d_in_[2], *d_out_[2];
+  cudaStream_t s_[2];
+};
+
+// Streams shared by the claims programs; destroyed with the program.
+class Streams {
+ public:
+  explicit Streams(int count) : s_(count) {
+    for (auto& s : s_) CHECK(cudaStreamCreate(&s));
+  }
+  ~Streams() {
+    for (auto& s : s_) cudaStreamDestroy(s);
+  }
+  cudaStream_t operator[](int i) const { return s_[i % s_.size()]; }
+
+ private:
+  std::vector<cudaStream_t> s_;
+};
+
+class Spins final : public HandWritten {
+ public:
+  Spins(int streams, long long us) : s_(streams), us_(us) {}
+  void repetition() override {
+    for (int k = 0; k < 4; ++k) spin<<<1, 32, 0, s_[k]>>>(us_);
+    CHECK(cudaGetLastError());
+    CHECK(cudaDeviceSynchronize());
+  }
+  bool valid() const override { return true; }  // nothing to check: the kernels compute nothing
+
+ private:
+  Streams s_;
+  long long us_;
+};
+
+class CopyAndKernel final : public HandWritten {
+ public:
+  CopyAndKernel(int streams, long long us, long long mib) : s_(streams), us_(us), bytes_(size_t(mib) << 20) {
+    CHECK(cudaMallocHost(&h_, bytes_));
+    CHECK(cudaMalloc(&d_, bytes_));
+    std::memset(h_, 7, bytes_);
+  }
+  ~CopyAndKernel() override { cudaFreeHost(h_), cudaFree(d_); }
+  void repetition() override {
+    spin<<<1, 32, 0, s_[0]>>>(us_);
+    CHECK(cudaMemcpyAsync(d_, h_, bytes_, cudaMemcpyHostToDevice, s_[1]));
+    CHECK(cudaGetLastError());
+    CHECK(cudaDeviceSynchronize());
+  }
+  bool valid() const override {
+    std::vector<char> back(bytes_);
+    CHECK(cudaMemcpy(back.data(), d_, bytes_, cudaMemcpyDeviceToHost));
+    return std::memcmp(back.data(), h_, bytes_) == 0;
+  }
+
+ private:
+  Streams s_;
+  long long us_;
+  size_t bytes_;
+  char *h_ = nullptr, *d_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<HandWritten> two_transposes(const std::string& version, int n) {
+  return std::make_unique<TwoTransposes>(version, n);
+}
+std::unique_ptr<HandWritten> spins(int streams, long long us) { return std::make_unique<Spins>(streams, us); }
+std::unique_ptr<HandWritten> copy_and_kernel(int streams, long long us, long long mib) {
+  return std::make_unique<CopyAndKernel>(streams, us, mib);
+}
+
+}  // namespace bench

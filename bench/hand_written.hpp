@@ -1,0 +1,29 @@
+#pragma once
+// The programs of the reference material and of claims.md, written by hand the way a student
+// writes them, one repetition per call. bench/compare.cpp runs each beside the equivalent
+// experiment, repetition for repetition, in the same process. Plain C++17: nvcc compiles the
+// implementation (hand_written.cu).
+#include <memory>
+#include <string>
+
+namespace bench {
+
+class HandWritten {
+ public:
+  virtual ~HandWritten() = default;
+  // Issues the program's calls and returns after the final cudaDeviceSynchronize.
+  virtual void repetition() = 0;
+  // Whether the results of the last repetition are right.
+  virtual bool valid() const = 0;
+};
+
+// C6's transpose program: two NxN int32 transposes, version "default" (legacy stream, pageable,
+// cudaMemcpy), "streams" (kernels in two streams) or "pinned" (two streams, pinned memory,
+// cudaMemcpyAsync).
+std::unique_ptr<HandWritten> two_transposes(const std::string& version, int n);
+// C1: four spin kernels of `us` microseconds in one stream or in four.
+std::unique_ptr<HandWritten> spins(int streams, long long us);
+// C5: a spin kernel of `us` microseconds and a `mib` MiB pinned H2D copy, in one stream or two.
+std::unique_ptr<HandWritten> copy_and_kernel(int streams, long long us, long long mib);
+
+}  // namespace bench
