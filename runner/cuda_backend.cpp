@@ -1,5 +1,6 @@
 // The cuda backend: every op issued to the real CUDA runtime, every call checked, device intervals
 // measured by the chosen DeviceTimer (device_timer.hpp).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -180,12 +181,21 @@ class CudaBackend final : public Backend {
   }
 
   void create_streams() {
+    int least = 0, greatest = 0;  // CUDA: lower numbers are higher priorities
+    STREAMLAB_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     for (const Stream& s : exp_.streams) {
-      if (s.legacy) {
-        state_.streams.push_back(cudaStreamLegacy);
+      if (s.legacy || s.per_thread) {
+        state_.streams.push_back(s.legacy ? cudaStreamLegacy : cudaStreamPerThread);
         continue;
       }
-      streams_.push_back(create_stream(s.non_blocking));
+      int priority = least;  // cudaStreamCreate's default
+      if (s.priority) {
+        priority = static_cast<int>(std::clamp<int64_t>(*s.priority, greatest, least));
+        notes_.push_back(fmt::format("stream '{}': priority {}{} (this device: {} lowest to {} highest)", s.name,
+                                     priority, priority != *s.priority ? fmt::format(", clamped from {}", *s.priority) : "",
+                                     least, greatest));
+      }
+      streams_.push_back(create_stream(s.non_blocking, priority));
       state_.streams.push_back(streams_.back().get());
     }
   }

@@ -17,9 +17,9 @@ struct EventDestroy {
 using UniqueStream = std::unique_ptr<CUstream_st, StreamDestroy>;
 using UniqueEvent = std::unique_ptr<CUevent_st, EventDestroy>;
 
-inline UniqueStream create_stream(bool non_blocking) {
+inline UniqueStream create_stream(bool non_blocking, int priority = 0) {
   cudaStream_t s = nullptr;
-  STREAMLAB_CUDA(cudaStreamCreateWithFlags(&s, non_blocking ? cudaStreamNonBlocking : cudaStreamDefault));
+  STREAMLAB_CUDA(cudaStreamCreateWithPriority(&s, non_blocking ? cudaStreamNonBlocking : cudaStreamDefault, priority));
   return UniqueStream(s);
 }
 

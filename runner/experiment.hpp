@@ -2,8 +2,9 @@
 // The experiment IR: what load produces and everything downstream reads. Flat and resolved:
 // names are indices, expressions are values, every node keeps its file:line:col.
 #include <array>
-#include <memory>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,14 +45,20 @@ struct Buffer {
   InitSpec init;
 };
 
-// Index 0 is always the legacy default stream (reserved name `legacy`, CUDA's stream 0).
+// Index 0 is always the legacy default stream (reserved name `legacy`, CUDA's stream 0). The
+// per-thread default stream (reserved name `per_thread`, cudaStreamPerThread) joins the list when
+// an op first names it.
 struct Stream {
   std::string name;
   SourceLoc loc;
   bool legacy = false;
   bool non_blocking = false;  // cudaStreamNonBlocking: no implicit sync with the legacy stream
+  bool per_thread = false;
+  std::optional<int64_t> priority = std::nullopt;  // as written; the device clamps it to its range
 };
 inline constexpr int kLegacyStream = 0;
+inline constexpr std::string_view kLegacyStreamName = "legacy";
+inline constexpr std::string_view kPerThreadStreamName = "per_thread";
 
 struct Event {
   std::string name;

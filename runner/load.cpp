@@ -64,23 +64,26 @@ void load_params(LoadContext& ctx, const YAML::Node& node, const LoadOptions& op
 }
 
 void load_streams(LoadContext& ctx, const YAML::Node& node) {
-  ctx.exp.streams.push_back({"legacy", {ctx.exp.file, 0, 0}, true, false});
+  ctx.exp.streams.push_back({.name = std::string(kLegacyStreamName), .loc = {ctx.exp.file, 0, 0}, .legacy = true});
   if (!node.IsDefined() || node.IsNull()) return;
   if (!node.IsMap()) {
     ctx.error(node, fmt::format("streams: expected a mapping {{NAME: {{flags: ...}}}}, got {}", describe_node(node)));
     return;
   }
   for (auto it = node.begin(); it != node.end(); ++it) {
-    if (it->first.IsScalar() && it->first.Scalar() == "legacy") {
-      ctx.error(it->first, "stream name 'legacy' is reserved for the legacy default stream (CUDA's stream 0); "
-                           "use it without declaring it");
+    if (it->first.IsScalar() && (it->first.Scalar() == kLegacyStreamName || it->first.Scalar() == kPerThreadStreamName)) {
+      ctx.error(it->first, fmt::format("stream name '{}' is reserved for the {} default stream; use it without "
+                                       "declaring it", it->first.Scalar(),
+                                       it->first.Scalar() == kLegacyStreamName ? "legacy (CUDA's stream 0)"
+                                                                               : "per-thread (cudaStreamPerThread)"));
       continue;
     }
     if (!check_declared_name(ctx, it->first, ctx.exp.streams, "stream")) continue;
-    Stream s{it->first.Scalar(), ctx.loc(it->first), false, false};
-    MapReader r(ctx, it->second, fmt::format("stream '{}'", s.name), {"flags?"});
+    Stream s{.name = it->first.Scalar(), .loc = ctx.loc(it->first)};
+    MapReader r(ctx, it->second, fmt::format("stream '{}'", s.name), {"flags?", "priority?"});
     if (r.has("flags"))
       s.non_blocking = ctx.choice(r.get("flags"), "stream flags", {"blocking", "non-blocking"}).value_or(0) == 1;
+    if (r.has("priority")) s.priority = ctx.integer(r.get("priority"), "stream priority");
     ctx.exp.streams.push_back(std::move(s));
   }
 }

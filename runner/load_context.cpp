@@ -97,7 +97,14 @@ std::optional<int> LoadContext::lookup(const YAML::Node& node, std::string_view 
 }
 
 std::optional<int> LoadContext::buffer(const YAML::Node& node) { return lookup(node, "buffer", exp.buffers); }
-std::optional<int> LoadContext::stream(const YAML::Node& node) { return lookup(node, "stream", exp.streams); }
+std::optional<int> LoadContext::stream(const YAML::Node& node) {
+  // The per-thread default stream exists in every program; it joins the experiment when named.
+  bool declared = std::any_of(exp.streams.begin(), exp.streams.end(), [](const Stream& s) { return s.per_thread; });
+  if (!declared && node.IsScalar() && node.Scalar() == kPerThreadStreamName) {
+    exp.streams.push_back({.name = std::string(kPerThreadStreamName), .loc = loc(node), .per_thread = true});
+  }
+  return lookup(node, "stream", exp.streams);
+}
 std::optional<int> LoadContext::event(const YAML::Node& node) { return lookup(node, "event", exp.events); }
 
 std::optional<std::array<int64_t, 3>> LoadContext::dims(const YAML::Node& node, std::string_view what) {

@@ -136,3 +136,23 @@ TEST_CASE("load: every shipped experiment loads") {
     CHECK(diagnostics_of(read_text(path), path.filename().string()) == "");
   }
 }
+
+TEST_CASE("load: stream priorities, and the per-thread default stream joins when first named") {
+  Experiment e = load_string(R"(name: streams
+params: {P: -3}
+streams:
+  hi: {priority: P - 1}
+  lo: {flags: non-blocking}
+ops:
+  - launch: {kernel: spin, grid: 1, block: 32, stream: per_thread, args: {us: 10}}
+  - launch: {kernel: spin, grid: 1, block: 32, stream: hi, args: {us: 10}}
+  - streamSynchronize: {stream: per_thread}
+)", "streams.yaml");
+  REQUIRE(e.streams.size() == 4);  // legacy, hi, lo, per_thread (once, though named twice)
+  CHECK(e.streams[1].priority == -4);
+  CHECK_FALSE(e.streams[2].priority.has_value());
+  CHECK(e.streams[3].per_thread);
+  CHECK(e.streams[3].name == "per_thread");
+  CHECK(e.ops[0].stream == 3);
+  CHECK(e.ops[2].stream == 3);
+}
