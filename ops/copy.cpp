@@ -13,34 +13,47 @@
 namespace streamlab {
 namespace {
 
+// dst and src: a buffer name, or {buffer, offset, count} for an element range.
 constexpr std::string_view kCopyKeys[] = {"dst", "src"};
 constexpr std::string_view kCopyAsyncKeys[] = {"dst", "src", "stream?"};
 
-std::string describe_size(const Buffer& b) {
-  return fmt::format("'{}' ({} {}, {} bytes)", b.name, b.count, elem_type_name(b.type), b.bytes);
+std::string describe_size(const Experiment& exp, const BufferRange& r) {
+  const Buffer& b = exp.buffers[r.buffer];
+  return fmt::format("'{}' ({} {}, {} bytes)", range_name(exp, r), r.count, elem_type_name(b.type), range_bytes(exp, r));
 }
 
+bool whole(const Experiment& exp, const BufferRange& r) { return r.offset == 0 && r.count == exp.buffers[r.buffer].count; }
+
 void check_same_shape(MapReader& r, const Op& op) {
-  const Buffer& dst = r.ctx.exp.buffers[op.dst];
-  const Buffer& src = r.ctx.exp.buffers[op.src];
-  if (dst.bytes != src.bytes)
-    r.ctx.error(r.node(), fmt::format("{} between buffers of different sizes: dst {} and src {}",
-                                      op.kind->name, describe_size(dst), describe_size(src)));
+  const Experiment& exp = r.ctx.exp;
+  const Buffer& dst = exp.buffers[op.dst.buffer];
+  const Buffer& src = exp.buffers[op.src.buffer];
+  if (range_bytes(exp, op.dst) != range_bytes(exp, op.src))
+    r.ctx.error(r.node(), fmt::format("{} between {} of different sizes: dst {} and src {}", op.kind->name,
+                                      whole(exp, op.dst) && whole(exp, op.src) ? "buffers" : "ranges",
+                                      describe_size(exp, op.dst), describe_size(exp, op.src)));
   else if (dst.type != src.type)
     r.ctx.error(r.node(), fmt::format("{} between buffers of different types: dst '{}' is {} and src '{}' is {}",
                                       op.kind->name, dst.name, elem_type_name(dst.type), src.name,
                                       elem_type_name(src.type)));
 }
 
+bool overlapping(const BufferRange& a, const BufferRange& b) {
+  return a.buffer == b.buffer && a.offset < b.offset + b.count && b.offset < a.offset + a.count;
+}
+
 void parse_copy(MapReader& r, Op& op) {
-  op.dst = r.buffer("dst");
-  op.src = r.buffer("src");
+  op.dst = r.range("dst");
+  op.src = r.range("src");
   op.stream = kLegacyStream;  // synchronous copies go to the default stream (cuda_semantics S5)
-  if (op.dst < 0 || op.src < 0) return;
-  if (op.dst == op.src) r.ctx.error(r.node(), fmt::format("{} from a buffer into itself", op.kind->name));
+  if (!op.dst.valid() || !op.src.valid()) return;
+  if (overlapping(op.dst, op.src))
+    r.ctx.error(r.node(), fmt::format("{} between overlapping ranges of buffer '{}' ({} and {}); CUDA leaves the "
+                                      "result undefined", op.kind->name, r.ctx.exp.buffers[op.dst.buffer].name,
+                                      range_name(r.ctx.exp, op.dst), range_name(r.ctx.exp, op.src)));
   check_same_shape(r, op);
   const auto& b = r.ctx.exp.buffers;
-  op.device_work = !(is_host_memory(b[op.dst].memory) && is_host_memory(b[op.src].memory));
+  op.device_work = !(is_host_memory(b[op.dst.buffer].memory) && is_host_memory(b[op.src.buffer].memory));
 }
 
 void parse_copy_async(MapReader& r, Op& op) {
@@ -49,8 +62,8 @@ void parse_copy_async(MapReader& r, Op& op) {
 }
 
 cudaMemcpyKind copy_direction(const Experiment& exp, const Op& op) {
-  bool from_host = is_host_memory(exp.buffers[op.src].memory);
-  bool to_host = is_host_memory(exp.buffers[op.dst].memory);
+  bool from_host = is_host_memory(exp.buffers[op.src.buffer].memory);
+  bool to_host = is_host_memory(exp.buffers[op.dst.buffer].memory);
   if (from_host) return to_host ? cudaMemcpyHostToHost : cudaMemcpyHostToDevice;
   return to_host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice;
 }
@@ -65,8 +78,8 @@ std::string_view direction_name(cudaMemcpyKind kind) {
 }
 
 std::string describe_copy(const Experiment& exp, const Op& op) {
-  return fmt::format("{} -> {} ({}, {})", exp.buffers[op.src].name, exp.buffers[op.dst].name,
-                     direction_name(copy_direction(exp, op)), format_bytes(exp.buffers[op.dst].bytes));
+  return fmt::format("{} -> {} ({}, {})", range_name(exp, op.src), range_name(exp, op.dst),
+                     direction_name(copy_direction(exp, op)), format_bytes(range_bytes(exp, op.dst)));
 }
 
 // H1-H5: cudaMemcpy returns early only device to device.
@@ -74,29 +87,28 @@ bool copy_blocks(const Experiment& exp, const Op& op) { return copy_direction(ex
 
 // H5-H7: cudaMemcpyAsync is synchronous with pageable memory, and host to host.
 bool copy_async_blocks(const Experiment& exp, const Op& op) {
-  auto pageable = [&](int b) { return exp.buffers[b].memory == MemoryKind::pageable; };
+  auto pageable = [&](const BufferRange& r) { return exp.buffers[r.buffer].memory == MemoryKind::pageable; };
   return pageable(op.src) || pageable(op.dst) || copy_direction(exp, op) == cudaMemcpyHostToHost;
 }
 
 void host_copy(HostState& s, const Op& op) {
-  std::memcpy(s.buffers[op.dst], s.buffers[op.src], static_cast<size_t>(s.exp.buffers[op.dst].bytes));
+  std::memcpy(s.at(op.dst), s.at(op.src), static_cast<size_t>(range_bytes(s.exp, op.dst)));
 }
 
 void cuda_copy(CudaState& s, const Op& op) {
-  STREAMLAB_CUDA(cudaMemcpy(s.buffers[op.dst], s.buffers[op.src],
-                            static_cast<size_t>(s.exp.buffers[op.dst].bytes), copy_direction(s.exp, op)));
+  STREAMLAB_CUDA(cudaMemcpy(s.at(op.dst), s.at(op.src), static_cast<size_t>(range_bytes(s.exp, op.dst)),
+                            copy_direction(s.exp, op)));
 }
 
 void cuda_copy_async(CudaState& s, const Op& op) {
-  STREAMLAB_CUDA(cudaMemcpyAsync(s.buffers[op.dst], s.buffers[op.src],
-                                 static_cast<size_t>(s.exp.buffers[op.dst].bytes), copy_direction(s.exp, op),
-                                 s.streams[op.stream]));
+  STREAMLAB_CUDA(cudaMemcpyAsync(s.at(op.dst), s.at(op.src), static_cast<size_t>(range_bytes(s.exp, op.dst)),
+                                 copy_direction(s.exp, op), s.streams[op.stream]));
 }
 
 }  // namespace
 
 const OpKind kMemcpy = {
-    "memcpy", "cudaMemcpy: copy src into dst (same type and size); blocks the host; default stream",
+    "memcpy", "cudaMemcpy: copy src into dst (buffers or element ranges, same type and size); blocks the host; default stream",
     kCopyKeys, parse_copy, host_copy, cuda_copy, describe_copy, copy_blocks, dst_bytes};
 
 const OpKind kMemcpyAsync = {

@@ -59,11 +59,17 @@ bool bind_args(MapReader& r, const KernelInfo& k, Op& op) {
       op.args[i].scalar = v.value_or(0);
       continue;
     }
-    auto b = r.ctx.buffer(node);
-    good = good && b.has_value();
-    if (!b) continue;
-    op.args[i].buffer = *b;
-    const Buffer& buf = r.ctx.exp.buffers[*b];
+    if (p.kind == ParamKind::real) {
+      auto v = r.ctx.number(node, p.name);
+      good = good && v.has_value();
+      op.args[i].real = v.value_or(0);
+      continue;
+    }
+    auto range = r.ctx.range(node);
+    good = good && range.has_value();
+    if (!range) continue;
+    op.args[i].range = *range;
+    const Buffer& buf = r.ctx.exp.buffers[range->buffer];
     if (buf.memory != MemoryKind::device) {
       r.ctx.error(node, fmt::format("kernel arg '{}' needs a device buffer; '{}' is {} host memory",
                                     p.name, buf.name, memory_kind_name(buf.memory)));
@@ -111,23 +117,24 @@ LaunchDims launch_dims(const Op& op) {
   return d;
 }
 
-template <class Pointers>
-KernelArgs kernel_args(const Op& op, const Pointers& buffers) {
+template <class State>
+KernelArgs kernel_args(const Op& op, const State& s) {
   KernelArgs a;
   for (size_t i = 0; i < op.args.size(); ++i) {
-    if (op.args[i].buffer >= 0) a.ptr[i] = buffers[op.args[i].buffer];
+    if (op.args[i].range.valid()) a.ptr[i] = s.at(op.args[i].range), a.count[i] = op.args[i].range.count;
     a.scalar[i] = op.args[i].scalar;
+    a.real[i] = op.args[i].real;
   }
   return a;
 }
 
 void host_launch(HostState& s, const Op& op) {
-  kernel_table()[op.kernel].host(launch_dims(op), kernel_args(op, s.buffers));
+  kernel_table()[op.kernel].host(launch_dims(op), kernel_args(op, s));
 }
 
 void cuda_launch(CudaState& s, const Op& op) {
   const KernelInfo& k = kernel_table()[op.kernel];
-  cuda_check(k.launch(launch_dims(op), s.streams[op.stream], kernel_args(op, s.buffers)),
+  cuda_check(k.launch(launch_dims(op), s.streams[op.stream], kernel_args(op, s)),
              fmt::format("launch of {}<<<[{},{},{}], [{},{},{}], {}>>>", k.name, op.grid[0], op.grid[1],
                          op.grid[2], op.block[0], op.block[1], op.block[2], op.shared_bytes).c_str());
 }
@@ -137,7 +144,10 @@ std::string describe_launch(const Experiment& exp, const Op& op) {
   std::string args;
   for (size_t i = 0; i < op.args.size(); ++i) {
     if (i) args += ", ";
-    args += op.args[i].buffer >= 0 ? exp.buffers[op.args[i].buffer].name : std::to_string(op.args[i].scalar);
+    const KernelParam& p = k.params[i];
+    args += is_buffer_param(p.kind) ? range_name(exp, op.args[i].range)
+            : p.kind == ParamKind::real ? fmt::format("{:g}", op.args[i].real)
+                                        : std::to_string(op.args[i].scalar);
   }
   auto dims = [](const std::array<int64_t, 3>& d) {
     return d[2] > 1 ? fmt::format("[{},{},{}]", d[0], d[1], d[2]) : fmt::format("[{},{}]", d[0], d[1]);

@@ -1,4 +1,5 @@
-// memset and memsetAsync: every byte of a device buffer set to one value, as cudaMemset does.
+// memset and memsetAsync: every byte of a device buffer (or an element range of one) set to one
+// value, as cudaMemset does.
 #include <cstring>
 
 #include <fmt/format.h>
@@ -16,7 +17,7 @@ constexpr std::string_view kMemsetKeys[] = {"dst", "value"};
 constexpr std::string_view kMemsetAsyncKeys[] = {"dst", "value", "stream?"};
 
 void parse_memset(MapReader& r, Op& op) {
-  op.dst = r.buffer("dst");
+  op.dst = r.range("dst");
   YAML::Node value = r.require("value");
   if (auto v = r.ctx.integer(value, "value")) {
     if (*v < 0 || *v > 255)
@@ -26,8 +27,8 @@ void parse_memset(MapReader& r, Op& op) {
   }
   op.stream = kLegacyStream;
   op.device_work = true;
-  if (op.dst >= 0 && r.ctx.exp.buffers[op.dst].memory != MemoryKind::device) {
-    const Buffer& b = r.ctx.exp.buffers[op.dst];
+  if (op.dst.valid() && r.ctx.exp.buffers[op.dst.buffer].memory != MemoryKind::device) {
+    const Buffer& b = r.ctx.exp.buffers[op.dst.buffer];
     r.ctx.error(r.get("dst"), fmt::format("{} needs a device buffer; '{}' is {} host memory",
                                           op.kind->name, b.name, memory_kind_name(b.memory)));
   }
@@ -39,21 +40,20 @@ void parse_memset_async(MapReader& r, Op& op) {
 }
 
 void host_memset(HostState& s, const Op& op) {
-  std::memset(s.buffers[op.dst], static_cast<int>(op.value), static_cast<size_t>(s.exp.buffers[op.dst].bytes));
+  std::memset(s.at(op.dst), static_cast<int>(op.value), static_cast<size_t>(range_bytes(s.exp, op.dst)));
 }
 
 void cuda_memset(CudaState& s, const Op& op) {
-  STREAMLAB_CUDA(cudaMemset(s.buffers[op.dst], static_cast<int>(op.value),
-                            static_cast<size_t>(s.exp.buffers[op.dst].bytes)));
+  STREAMLAB_CUDA(cudaMemset(s.at(op.dst), static_cast<int>(op.value), static_cast<size_t>(range_bytes(s.exp, op.dst))));
 }
 
 void cuda_memset_async(CudaState& s, const Op& op) {
-  STREAMLAB_CUDA(cudaMemsetAsync(s.buffers[op.dst], static_cast<int>(op.value),
-                                 static_cast<size_t>(s.exp.buffers[op.dst].bytes), s.streams[op.stream]));
+  STREAMLAB_CUDA(cudaMemsetAsync(s.at(op.dst), static_cast<int>(op.value),
+                                 static_cast<size_t>(range_bytes(s.exp, op.dst)), s.streams[op.stream]));
 }
 
 std::string describe_memset(const Experiment& exp, const Op& op) {
-  return fmt::format("{} = {:#04x} bytes ({})", exp.buffers[op.dst].name, op.value, format_bytes(exp.buffers[op.dst].bytes));
+  return fmt::format("{} = {:#04x} bytes ({})", range_name(exp, op.dst), op.value, format_bytes(range_bytes(exp, op.dst)));
 }
 
 }  // namespace

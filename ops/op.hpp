@@ -36,7 +36,7 @@ struct OpKind {
 };
 
 inline int64_t no_bytes(const Experiment&, const Op&) { return 0; }
-inline int64_t dst_bytes(const Experiment& exp, const Op& op) { return exp.buffers[op.dst].bytes; }
+inline int64_t dst_bytes(const Experiment& exp, const Op& op) { return range_bytes(exp, op.dst); }
 
 inline bool never_blocks(const Experiment&, const Op&) { return false; }
 inline bool always_blocks(const Experiment&, const Op&) { return true; }

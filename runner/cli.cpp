@@ -140,8 +140,7 @@ std::string op_fields(const OpKind& k) {
 std::string kernel_params(const KernelInfo& k) {
   std::string out;
   for (const auto& p : k.params) {
-    std::string_view kind = p.kind == ParamKind::in_buffer ? "in" : p.kind == ParamKind::out_buffer ? "out" : "int";
-    out += fmt::format("      {:<6} {:<4} {}\n", p.name, kind, p.doc);
+    out += fmt::format("      {:<6} {:<5} {}\n", p.name, param_kind_name(p.kind), p.doc);
   }
   return out;
 }

@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -13,6 +14,9 @@ struct CudaState {
   std::vector<cudaStream_t> streams;  // [kLegacyStream] is cudaStreamLegacy
   std::vector<void*> buffers;         // device pointers for device memory, host pointers otherwise
   std::vector<cudaEvent_t> events;
+  void* at(const BufferRange& r) const {
+    return static_cast<std::byte*>(buffers[r.buffer]) + range_offset_bytes(exp, r);
+  }
 };
 
 }  // namespace streamlab

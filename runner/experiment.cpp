@@ -36,4 +36,24 @@ std::string_view memory_kind_name(MemoryKind m) {
 
 bool is_host_memory(MemoryKind m) { return m != MemoryKind::device; }
 
+int64_t range_offset_bytes(const Experiment& exp, const BufferRange& r) {
+  return r.offset * static_cast<int64_t>(elem_size(exp.buffers[r.buffer].type));
+}
+
+int64_t range_bytes(const Experiment& exp, const BufferRange& r) {
+  return r.count * static_cast<int64_t>(elem_size(exp.buffers[r.buffer].type));
+}
+
+std::string range_title(const Experiment& exp, const BufferRange& r) {
+  const Buffer& b = exp.buffers[r.buffer];
+  bool whole = r.offset == 0 && r.count == b.count;
+  return std::string(whole ? "buffer '" : "range '") + range_name(exp, r) + "'";
+}
+
+std::string range_name(const Experiment& exp, const BufferRange& r) {
+  const Buffer& b = exp.buffers[r.buffer];
+  if (r.offset == 0 && r.count == b.count) return b.name;
+  return b.name + "[" + std::to_string(r.offset) + ":" + std::to_string(r.offset + r.count) + "]";
+}
+
 }  // namespace streamlab

@@ -65,10 +65,19 @@ struct Event {
   SourceLoc loc;
 };
 
+// The elements an op touches in a buffer: the whole buffer unless the YAML says
+// {buffer: NAME, offset: E, count: E}.
+struct BufferRange {
+  int buffer = -1;
+  int64_t offset = 0, count = 0;  // in elements
+  bool valid() const { return buffer >= 0; }
+};
+
 // One bound kernel argument, in the kernel signature's parameter order.
 struct KernelArg {
-  int buffer = -1;      // buffer parameters
-  int64_t scalar = 0;   // scalar parameters
+  BufferRange range;    // buffer parameters (range.buffer is -1 for the others)
+  int64_t scalar = 0;   // integer parameters
+  double real = 0;      // real parameters
 };
 
 struct Op {
@@ -77,7 +86,7 @@ struct Op {
   std::string id;          // the user's `id`, or "<kind>#<n>" (n = 1-based op number)
   int stream = -1;         // stream its device work runs in; -1 for host-only ops
   bool device_work = false;  // has a device interval worth timing (copies, memsets, kernels)
-  int dst = -1, src = -1;  // buffers (copies, memsets)
+  BufferRange dst, src;    // copies (dst, src) and memsets (dst)
   int event = -1;          // eventRecord, streamWaitEvent, eventSynchronize
   int64_t value = 0;       // memset byte value
   int kernel = -1;         // launch: index into the kernel table
@@ -113,5 +122,13 @@ struct Experiment {
   std::vector<CheckSpec> checks;
   std::vector<Expectation> expectations;
 };
+
+// Byte offset and byte size of a range in its buffer.
+int64_t range_offset_bytes(const Experiment& exp, const BufferRange& r);
+int64_t range_bytes(const Experiment& exp, const BufferRange& r);
+// "h" for a whole buffer, "h[256:512]" (elements, end exclusive) for part of one.
+std::string range_name(const Experiment& exp, const BufferRange& r);
+// "buffer 'h'" or "range 'h[256:512]'", for messages.
+std::string range_title(const Experiment& exp, const BufferRange& r);
 
 }  // namespace streamlab

@@ -45,8 +45,9 @@ double busy(const Experiment& exp, const RepetitionSample& rep, Pick pick) {
 // Copies between host and device use one copy engine per direction.
 enum class Engine { none, h2d, d2h };
 Engine engine_of(const Experiment& exp, const Op& op) {
-  if (op.src < 0 || op.dst < 0 || !op.device_work) return Engine::none;
-  bool from_host = is_host_memory(exp.buffers[op.src].memory), to_host = is_host_memory(exp.buffers[op.dst].memory);
+  if (!op.src.valid() || !op.dst.valid() || !op.device_work) return Engine::none;
+  bool from_host = is_host_memory(exp.buffers[op.src.buffer].memory);
+  bool to_host = is_host_memory(exp.buffers[op.dst.buffer].memory);
   return from_host && !to_host ? Engine::h2d : !from_host && to_host ? Engine::d2h : Engine::none;
 }
 

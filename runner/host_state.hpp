@@ -10,6 +10,7 @@ namespace streamlab {
 struct HostState {
   const Experiment& exp;
   std::vector<std::byte*> buffers;  // by buffer index
+  std::byte* at(const BufferRange& r) const { return buffers[r.buffer] + range_offset_bytes(exp, r); }
 };
 
 }  // namespace streamlab

@@ -107,6 +107,32 @@ std::optional<int> LoadContext::stream(const YAML::Node& node) {
 }
 std::optional<int> LoadContext::event(const YAML::Node& node) { return lookup(node, "event", exp.events); }
 
+std::optional<BufferRange> LoadContext::range(const YAML::Node& node) {
+  if (!node.IsMap()) {
+    auto b = buffer(node);
+    if (!b) return std::nullopt;
+    return BufferRange{*b, 0, exp.buffers[*b].count};
+  }
+  MapReader r(*this, node, "buffer range", {"buffer", "offset?", "count?"});
+  int b = r.buffer("buffer");
+  auto offset = r.has("offset") ? integer(r.get("offset"), "offset") : std::optional<int64_t>(0);
+  if (!r.ok() || b < 0 || !offset) return std::nullopt;
+  const Buffer& buf = exp.buffers[b];
+  if (*offset < 0 || *offset >= buf.count) {
+    error(r.get("offset"), fmt::format("offset {} is outside buffer '{}' (elements 0..{})", *offset, buf.name,
+                                       buf.count - 1));
+    return std::nullopt;
+  }
+  auto count = r.has("count") ? integer(r.get("count"), "count") : std::optional<int64_t>(buf.count - *offset);
+  if (!count) return std::nullopt;
+  if (*count < 1 || *count > buf.count - *offset) {
+    error(r.get("count"), fmt::format("count {} at offset {} does not fit buffer '{}' ({} elements; at most {} "
+                                      "from there)", *count, *offset, buf.name, buf.count, buf.count - *offset));
+    return std::nullopt;
+  }
+  return BufferRange{b, *offset, *count};
+}
+
 std::optional<std::array<int64_t, 3>> LoadContext::dims(const YAML::Node& node, std::string_view what) {
   if (!node.IsDefined()) return std::nullopt;
   if (node.IsScalar()) {  // a single dimension may be written without brackets
@@ -174,6 +200,7 @@ YAML::Node MapReader::require(std::string_view key) {
 }
 
 int MapReader::buffer(std::string_view key) { return ctx.buffer(require(key)).value_or(-1); }
+BufferRange MapReader::range(std::string_view key) { return ctx.range(require(key)).value_or(BufferRange{}); }
 int MapReader::event(std::string_view key) { return ctx.event(require(key)).value_or(-1); }
 
 int MapReader::stream(std::string_view key, bool required) {

@@ -35,6 +35,9 @@ class LoadContext {
   // Names of declared things, resolved to indices (unknown names get a suggestion).
   std::optional<int> buffer(const YAML::Node& node);
   std::optional<int> stream(const YAML::Node& node);
+  // A buffer name (the whole buffer) or {buffer: NAME, offset: E, count: E}, count defaulting to
+  // the rest of the buffer; the range must lie inside it.
+  std::optional<BufferRange> range(const YAML::Node& node);
   std::optional<int> event(const YAML::Node& node);
   // A list of 1 to 3 positive integer expressions (grid, block); missing entries are 1.
   std::optional<std::array<int64_t, 3>> dims(const YAML::Node& node, std::string_view what);
@@ -66,6 +69,7 @@ class MapReader {
   YAML::Node require(std::string_view key);    // reports "missing 'key'" when absent
   // Typed shortcuts: -1 / nullopt when absent (required ones report it) or invalid.
   int buffer(std::string_view key);
+  BufferRange range(std::string_view key);  // invalid (buffer -1) when absent or wrong
   int event(std::string_view key);
   int stream(std::string_view key, bool required);
 

@@ -34,9 +34,9 @@ std::string cell(double v, const char* format = "{:.3f}") {
 }
 
 std::string_view color(const Op& op) {
-  if (op.src >= 0 && op.dst >= 0) return "#4e79a7";  // copies
+  if (op.src.valid() && op.dst.valid()) return "#4e79a7";  // copies
   if (op.kernel >= 0) return "#59a14f";               // kernels
-  if (op.dst >= 0) return "#f28e2b";                  // memsets
+  if (op.dst.valid()) return "#f28e2b";                    // memsets
   return "#9c9c9c";                                   // synchronization, events
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "ops/op.hpp"
 #include "runner/backend.hpp"
 #include "runner/buffer_init.hpp"
 #include "runner/execute.hpp"
@@ -139,4 +140,25 @@ TEST_CASE("host backend: a buffer too large for host memory is a named run error
   auto backend = make_host_backend(e);
   CHECK_THROWS_WITH_AS(run_experiment(e, *backend, {1, 0, {}}),
                        "buffer 'huge' (m.yaml:3:3, 9223372036854775800 bytes): out of host memory", RunError);
+}
+
+TEST_CASE("host backend: copies, memsets and kernels on element ranges touch those elements only") {
+  Experiment e = load_string(R"(name: ranges
+buffers:
+  h: {type: int32, count: 16, memory: pinned, init: sequence}
+  d: {type: int32, count: 16, memory: device, init: {value: -1}}
+  r: {type: int32, count: 16, memory: pinned, init: zeros}
+ops:
+  - memcpy: {dst: {buffer: d, offset: 8}, src: {buffer: h, count: 8}}
+  - memcpy: {dst: {buffer: d, count: 4}, src: {buffer: h, offset: 12}}
+  - memset: {dst: {buffer: d, offset: 4, count: 2}, value: 0}
+  - memcpy: {dst: r, src: d}
+)", "ranges.yaml");
+  auto backend = make_host_backend(e);
+  run_experiment(e, *backend, {1, 0, {}});
+  auto bytes = backend->contents(2);
+  std::vector<int32_t> r(16);
+  std::memcpy(r.data(), bytes.data(), bytes.size());
+  CHECK(r == std::vector<int32_t>{12, 13, 14, 15, 0, 0, -1, -1, 0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(e.ops[0].kind->describe(e, e.ops[0]) == "h[0:8] -> d[8:16] (H2D, 32 B)");
 }

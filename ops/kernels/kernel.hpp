@@ -16,7 +16,13 @@
 
 namespace streamlab {
 
-enum class ParamKind { in_buffer, out_buffer, scalar };
+// Buffers a kernel reads (in), writes (out) or both (inout); integer (scalar) and real values.
+enum class ParamKind { in_buffer, out_buffer, inout_buffer, scalar, real };
+inline bool is_buffer_param(ParamKind k) {
+  return k == ParamKind::in_buffer || k == ParamKind::out_buffer || k == ParamKind::inout_buffer;
+}
+// "in", "out", "inout", "int", "real": how `streamlab list` and the schema name them.
+std::string_view param_kind_name(ParamKind k);
 
 struct KernelParam {
   std::string_view name;
@@ -28,8 +34,10 @@ struct KernelParam {
 struct KernelCall {
   const Experiment& exp;
   const Op& op;
-  const Buffer& buffer(int param) const { return exp.buffers[op.args[param].buffer]; }
+  const Buffer& buffer(int param) const { return exp.buffers[op.args[param].range.buffer]; }
+  int64_t count(int param) const { return op.args[param].range.count; }  // elements bound
   int64_t scalar(int param) const { return op.args[param].scalar; }
+  double real(int param) const { return op.args[param].real; }
 };
 
 // A problem a kernel finds in its arguments; `where` names the YAML key to point at

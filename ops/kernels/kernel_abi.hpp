@@ -14,10 +14,13 @@ struct LaunchDims {
 };
 
 // Arguments by parameter position: buffer parameters in ptr (device pointers for the cuda
-// backend, host pointers for the host backend), scalar parameters in scalar.
+// backend, host pointers for the host backend; the start of the bound element range) and count
+// (the range's elements), integer parameters in scalar, real ones in real.
 struct KernelArgs {
   void* ptr[kMaxKernelParams] = {};
+  int64_t count[kMaxKernelParams] = {};
   int64_t scalar[kMaxKernelParams] = {};
+  double real[kMaxKernelParams] = {};
 };
 
 }  // namespace streamlab

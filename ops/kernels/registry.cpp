@@ -30,10 +30,10 @@ std::optional<KernelArgProblem> check_square_args(const KernelCall& call) {
   if (__builtin_mul_overflow(n, n, &needed))
     return KernelArgProblem{"n", fmt::format("n*n overflows for n = {}", n)};
   for (int p : {0, 1}) {
-    const Buffer& b = call.buffer(p);
-    if (b.count < needed)
+    if (call.count(p) < needed)
       return KernelArgProblem{std::string(kTransposeParams[p].name),
-                              fmt::format("buffer '{}' holds {} elements; n*n = {} needed", b.name, b.count, needed)};
+                              fmt::format("{} holds {} elements; n*n = {} needed",
+                                          range_title(call.exp, call.op.args[p].range), call.count(p), needed)};
   }
   return std::nullopt;
 }
@@ -84,6 +84,17 @@ constexpr KernelInfo kKernels[] = {
 }  // namespace
 
 std::span<const KernelInfo> kernel_table() { return kKernels; }
+
+std::string_view param_kind_name(ParamKind k) {
+  switch (k) {
+    case ParamKind::in_buffer: return "in";
+    case ParamKind::out_buffer: return "out";
+    case ParamKind::inout_buffer: return "inout";
+    case ParamKind::scalar: return "int";
+    case ParamKind::real: return "real";
+  }
+  return "?";
+}
 
 int find_kernel(std::string_view name) {
   for (size_t i = 0; i < std::size(kKernels); ++i)
