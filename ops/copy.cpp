@@ -105,17 +105,19 @@ void cuda_copy_async(CudaState& s, const Op& op) {
                                  copy_direction(s.exp, op), s.streams[op.stream]));
 }
 
+std::vector<Access> copy_accesses(const Experiment&, const Op& op) { return {{op.src, false}, {op.dst, true}}; }
+
 }  // namespace
 
 const OpKind kMemcpy = {
     "memcpy", "cudaMemcpy: copy src into dst (buffers or element ranges, same type and size); blocks the host; default stream",
-    kCopyKeys, parse_copy, host_copy, cuda_copy, describe_copy, copy_blocks, dst_bytes};
+    kCopyKeys, parse_copy, host_copy, cuda_copy, describe_copy, copy_blocks, dst_bytes, copy_accesses};
 
 const OpKind kMemcpyAsync = {
     "memcpyAsync",
     "cudaMemcpyAsync: copy src into dst in a stream (default: legacy); returns at once only for "
     "pinned or device memory",
     kCopyAsyncKeys, parse_copy_async, host_copy, cuda_copy_async, describe_copy, copy_async_blocks,
-    dst_bytes};
+    dst_bytes, copy_accesses};
 
 }  // namespace streamlab

@@ -13,7 +13,7 @@
 namespace streamlab {
 namespace {
 
-constexpr std::string_view kLaunchKeys[] = {"kernel", "grid", "block", "shared?", "stream?", "args"};
+constexpr std::string_view kLaunchKeys[] = {"kernel", "grid", "block", "shared?", "stream?", "args?"};
 
 // Limits of every GPU streamlab targets (compute capability 7.5 and later).
 constexpr int64_t kMaxThreadsPerBlock = 1024;
@@ -43,6 +43,7 @@ std::vector<std::string> param_keys(const KernelInfo& k) {
 // Binds every parameter of the kernel; returns false if any is missing or of the wrong kind.
 bool bind_args(MapReader& r, const KernelInfo& k, Op& op) {
   if (!r.has("args")) {
+    if (k.params.empty()) return true;  // `args` may be left out for a kernel without parameters
     r.require("args");
     return false;
   }
@@ -160,11 +161,23 @@ int64_t launch_bytes(const Experiment& exp, const Op& op) {
   return kernel_table()[op.kernel].bytes(KernelCall{exp, op});
 }
 
+std::vector<Access> launch_accesses(const Experiment&, const Op& op) {
+  std::vector<Access> out;
+  const auto& params = kernel_table()[op.kernel].params;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].kind == ParamKind::in_buffer || params[i].kind == ParamKind::inout_buffer)
+      out.push_back({op.args[i].range, false});
+    if (params[i].kind == ParamKind::out_buffer || params[i].kind == ParamKind::inout_buffer)
+      out.push_back({op.args[i].range, true});
+  }
+  return out;
+}
+
 }  // namespace
 
 const OpKind kLaunch = {"launch",
                         "kernel<<<grid, block, shared, stream>>>(args): a built-in kernel (see kernels below)",
                         kLaunchKeys, parse_launch, host_launch, cuda_launch, describe_launch, never_blocks,
-                        launch_bytes};
+                        launch_bytes, launch_accesses};
 
 }  // namespace streamlab

@@ -56,15 +56,17 @@ std::string describe_memset(const Experiment& exp, const Op& op) {
   return fmt::format("{} = {:#04x} bytes ({})", range_name(exp, op.dst), op.value, format_bytes(range_bytes(exp, op.dst)));
 }
 
+std::vector<Access> memset_accesses(const Experiment&, const Op& op) { return {{op.dst, true}}; }
+
 }  // namespace
 
 const OpKind kMemset = {"memset", "cudaMemset: set every byte of a device buffer to value (0..255); default stream",
                         kMemsetKeys, parse_memset, host_memset, cuda_memset, describe_memset,
-                        never_blocks, dst_bytes};  // H8: device memory only
+                        never_blocks, dst_bytes, memset_accesses};  // H8: device memory only
 
 const OpKind kMemsetAsync = {"memsetAsync",
                              "cudaMemsetAsync: set every byte of a device buffer to value (0..255) in a stream",
                              kMemsetAsyncKeys, parse_memset_async, host_memset, cuda_memset_async, describe_memset,
-                             never_blocks, dst_bytes};
+                             never_blocks, dst_bytes, memset_accesses};
 
 }  // namespace streamlab

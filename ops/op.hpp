@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runner/experiment.hpp"
 
@@ -13,6 +14,14 @@ namespace streamlab {
 class MapReader;
 struct HostState;
 struct CudaState;
+
+// One buffer range an op reads or writes on the device or the host.
+struct Access {
+  BufferRange range;
+  bool write = false;
+};
+
+inline std::vector<Access> no_accesses(const Experiment&, const Op&) { return {}; }
 
 struct OpKind {
   std::string_view name;     // the CUDA runtime API name without the `cuda` prefix
@@ -33,7 +42,14 @@ struct OpKind {
   // Bytes the op moves through device memory, for its bandwidth: a copy counts its bytes once, a
   // kernel the bytes it reads plus those it writes (its signature says how many); 0 when none.
   int64_t (*bytes)(const Experiment&, const Op&);
+  // The buffer ranges it reads and writes (restoring initialised buffers between repetitions;
+  // races between streams).
+  std::vector<Access> (*accesses)(const Experiment&, const Op&) = no_accesses;
 };
+
+// Buffers that have an init and that some op writes: every repetition must start from their
+// initial contents, or in-place work (scale, saxpy) would compound from one repetition to the next.
+std::vector<int> buffers_to_restore(const Experiment& exp);
 
 inline int64_t no_bytes(const Experiment&, const Op&) { return 0; }
 inline int64_t dst_bytes(const Experiment& exp, const Op& op) { return range_bytes(exp, op.dst); }

@@ -28,6 +28,17 @@ std::string_view key_name(std::string_view key) {
 
 bool key_optional(std::string_view key) { return !key.empty() && key.back() == '?'; }
 
+std::vector<int> buffers_to_restore(const Experiment& exp) {
+  std::vector<bool> written(exp.buffers.size());
+  for (const Op& op : exp.ops)
+    for (const Access& a : op.kind->accesses(exp, op))
+      if (a.write) written[a.range.buffer] = true;
+  std::vector<int> out;
+  for (size_t b = 0; b < exp.buffers.size(); ++b)
+    if (written[b] && exp.buffers[b].init.kind != InitSpec::Kind::none) out.push_back(static_cast<int>(b));
+  return out;
+}
+
 }  // namespace streamlab
 
 namespace streamlab {

@@ -148,7 +148,8 @@ std::string kernel_params(const KernelInfo& k) {
 int cmd_list() {
   std::string out = "ops (fields; ? = optional)\n";
   for (const OpKind* k : op_table()) out += fmt::format("  {:<18} {}\n  {:<18} {}\n", k->name, op_fields(*k), "", k->summary);
-  out += "\nkernels (args: in = input buffer, out = output buffer, int = integer expression)\n";
+  out += "\nkernels (args: in, out, inout = a buffer or element range read, written, or both; int = integer "
+         "expression; real = number)\n";
   for (const auto& k : kernel_table()) out += fmt::format("  {}\n    {}\n{}", k.name, k.summary, kernel_params(k));
   out += "\nchecks\n";
   for (const auto& c : check_kinds()) out += fmt::format("  {:<10} {:<14} {}\n", c.name, c.fields, c.summary);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -83,6 +84,7 @@ class CudaBackend final : public Backend {
       }
     }
     for (size_t i = 0; i < exp_.events.size(); ++i) state_.events.push_back(own(create_event()));
+    keep_initial_contents();
     timer_ = choose_timer();
     gate_ = std::make_unique<StartGate>(exp_, state_, options_.gate);
     if (!gate_->note().empty()) notes_.push_back(gate_->note());
@@ -92,6 +94,7 @@ class CudaBackend final : public Backend {
   RepetitionSample run_repetition() override {
     RepetitionSample rep;
     rep.number = ++repetitions_;
+    restore_initial_contents();
     if (gate_->used()) gate_->close();
     auto t0 = Clock::now();
     timer_->begin_repetition(rep.number, t0);
@@ -215,6 +218,29 @@ class CudaBackend final : public Backend {
     }
   }
 
+  // Buffers with an init that ops write start every repetition from their initial contents.
+  void keep_initial_contents() {
+    std::vector<std::string> names;
+    for (int b : buffers_to_restore(exp_)) {
+      const Buffer& buf = exp_.buffers[b];
+      initial_.push_back({b, std::vector<std::byte>(static_cast<size_t>(buf.bytes))});
+      fill_initial(buf, initial_.back().second.data());
+      names.push_back(buf.name);
+    }
+    if (!names.empty())
+      notes_.push_back(fmt::format("restored to their init before every repetition, untimed (ops write them): {}",
+                                   fmt::join(names, ", ")));
+  }
+
+  void restore_initial_contents() {
+    for (const auto& [b, bytes] : initial_) {
+      if (is_host_memory(exp_.buffers[b].memory))
+        std::memcpy(state_.buffers[b], bytes.data(), bytes.size());
+      else
+        STREAMLAB_CUDA(cudaMemcpy(state_.buffers[b], bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+    }
+  }
+
   cudaEvent_t own(UniqueEvent e) {
     user_events_.push_back(std::move(e));
     return user_events_.back().get();
@@ -235,6 +261,7 @@ class CudaBackend final : public Backend {
   uint64_t repetitions_ = 0;
   bool gate_timed_out_ = false;
   std::vector<std::vector<std::byte>> staging_;
+  std::vector<std::pair<int, std::vector<std::byte>>> initial_;  // buffer, its initial contents
 };
 
 }  // namespace

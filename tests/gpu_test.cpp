@@ -5,8 +5,9 @@
 #include <cmath>
 #include <vector>
 
-#include "runner/backend.hpp"
+#include "ops/kernels/kernel.hpp"
 #include "ops/op.hpp"
+#include "runner/backend.hpp"
 #include "runner/execute.hpp"
 #include "runner/figures.hpp"
 #include "runner/load.hpp"
@@ -37,12 +38,24 @@ std::vector<std::vector<std::byte>> run_and_read(const Experiment& e, Backend& b
   return out;
 }
 
+// Buffers some launch of `kernel` writes.
+std::vector<bool> buffers_written_by(const Experiment& e, std::string_view kernel) {
+  std::vector<bool> out(e.buffers.size());
+  for (const Op& op : e.ops)
+    if (op.kernel >= 0 && kernel_table()[op.kernel].name == kernel)
+      for (const Access& a : op.kind->accesses(e, op))
+        if (a.write) out[a.range.buffer] = true;
+  return out;
+}
+
 }  // namespace
 
 TEST_SUITE("gpu") {
   TEST_CASE("cuda backend: every experiment validates and matches the host backend bit for bit") {
     SKIP_WITHOUT_GPU();
-    for (const auto& path : yaml_files("experiments")) {
+    auto files = yaml_files("experiments");
+    for (const auto& f : yaml_files("tests/data")) files.push_back(f);
+    for (const auto& path : files) {
       bool has_n = false;
       for (const auto& p : load_file(path.string()).params) has_n = has_n || p.first == "N";
       for (const char* n : {"256", "1000"}) {
@@ -56,9 +69,10 @@ TEST_SUITE("gpu") {
         auto gpu_buffers = run_and_read(e, *gpu, gpu_run);
         auto host_buffers = run_and_read(e, *host, host_run);
         CHECK(gpu_run.checks_passed());
+        auto racy = buffers_written_by(e, "transpose_tiled_nobarrier");  // C9's race: no reference
         for (size_t i = 0; i < e.buffers.size(); ++i) {
           INFO("buffer ", e.buffers[i].name);
-          CHECK(gpu_buffers[i] == host_buffers[i]);
+          if (!racy[i]) CHECK(gpu_buffers[i] == host_buffers[i]);
         }
       }
     }

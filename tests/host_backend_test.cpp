@@ -162,3 +162,36 @@ ops:
   CHECK(r == std::vector<int32_t>{12, 13, 14, 15, 0, 0, -1, -1, 0, 1, 2, 3, 4, 5, 6, 7});
   CHECK(e.ops[0].kind->describe(e, e.ops[0]) == "h[0:8] -> d[8:16] (H2D, 32 B)");
 }
+
+TEST_CASE("host backend: the vector kernels and reduce_sum compute what their signatures say") {
+  Experiment e = load_string(R"(name: vectors
+buffers:
+  x: {type: float32, count: 8, memory: device, init: sequence}
+  y: {type: float32, count: 8, memory: device, init: {value: 1}}
+  out: {type: float32, count: 8, memory: device, init: zeros}
+  partial: {type: float32, count: 2, memory: device}
+  total: {type: float32, count: 1, memory: device}
+ops:
+  - launch: {kernel: vector_add, grid: 1, block: 4, args: {a: x, b: y, out: out}}
+  - launch: {kernel: saxpy, grid: 2, block: 2, args: {x: x, y: y, a: 2}}
+  - launch: {kernel: scale, grid: 1, block: 1, args: {x: {buffer: out, offset: 6}, factor: 0.5}}
+  - launch: {kernel: reduce_sum, grid: 2, block: 2, args: {in: x, out: partial}}
+  - launch: {kernel: reduce_sum, grid: 1, block: 2, args: {in: partial, out: total}}
+  - launch: {kernel: fill, grid: 1, block: 32, args: {out: {buffer: x, count: 2}, value: -1.25}}
+  - launch: {kernel: empty, grid: 1, block: 1}
+)", "vectors.yaml");
+  auto backend = make_host_backend(e);
+  run_experiment(e, *backend, {1, 0, {}});
+  auto floats = [&](int b) {
+    auto bytes = backend->contents(b);
+    std::vector<float> v(bytes.size() / 4);
+    std::memcpy(v.data(), bytes.data(), bytes.size());
+    return v;
+  };
+  CHECK(floats(2) == std::vector<float>{1, 2, 3, 4, 5, 6, 3.5f, 4});           // x + 1, the last two halved
+  CHECK(floats(1) == std::vector<float>{1, 3, 5, 7, 9, 11, 13, 15});           // 2x + 1
+  // 4 threads in all: block 0's threads visit 0, 4 and 1, 5; block 1's 2, 6 and 3, 7.
+  CHECK(floats(3) == std::vector<float>{10, 18});
+  CHECK(floats(4) == std::vector<float>{28});
+  CHECK(floats(0) == std::vector<float>{-1.25f, -1.25f, 2, 3, 4, 5, 6, 7});
+}

@@ -65,6 +65,22 @@ for what, listed, described in [("ops", listed_ops, schema_ops), ("kernels", lis
     if listed != described:
         failures.append(f"{what}: streamlab list has {sorted(listed)}, the schema {sorted(described)}")
 
+# Each kernel's arguments in the schema are exactly the parameters `streamlab list` prints.
+listed_params = {}
+for block in re.split(r"^  (?=\w)", sections["kernels"], flags=re.M)[1:]:
+    lines = block.splitlines()
+    listed_params[lines[0].strip()] = {m.group(1) for m in (re.match(r"^      (\w+)\s", l) for l in lines[1:]) if m}
+defs = schema["$defs"]
+for kernel, params in listed_params.items():
+    branches = [b["then"]["properties"]["args"] for b in defs["launch"]["allOf"]
+                if kernel in (b["if"]["properties"]["kernel"].get("enum") or [b["if"]["properties"]["kernel"].get("const")])]
+    if len(branches) != 1:
+        failures.append(f"kernel {kernel}: {len(branches)} argument schemas, expected 1")
+        continue
+    args = defs[branches[0]["$ref"].split("/")[-1]] if "$ref" in branches[0] else branches[0]
+    if set(args.get("properties", {})) != params:
+        failures.append(f"kernel {kernel}: streamlab list has args {sorted(params)}, the schema {sorted(args.get('properties', {}))}")
+
 import tempfile
 
 results_validator = jsonschema.Draft202012Validator(json.loads((root / "schemas/results.schema.json").read_text()))

@@ -1,10 +1,13 @@
 // The table of built-in kernels. Adding a kernel: its .cu launcher and host reference, a
 // parameter list, and one entry below.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "ops/kernels/kernel.hpp"
 #include "ops/kernels/spin.hpp"
 #include "ops/kernels/transpose.hpp"
+#include "ops/kernels/vector.hpp"
 
 namespace streamlab {
 namespace {
@@ -59,7 +62,109 @@ std::optional<KernelArgProblem> check_spin_args(const KernelCall& call) {
   return std::nullopt;
 }
 
-int64_t spin_bytes(const KernelCall&) { return 0; }
+int64_t no_bytes(const KernelCall&) { return 0; }
+
+// The vector kernels take float32 ranges; the range bound to `out` (or the in-place one) sets n.
+std::optional<KernelArgProblem> check_float32(const KernelCall& call) {
+  for (size_t p = 0; p < call.op.args.size(); ++p) {
+    if (!call.op.args[p].range.valid()) continue;
+    const Buffer& b = call.buffer(int(p));
+    if (b.type != ElemType::float32)
+      return KernelArgProblem{std::string(kernel_table()[call.op.kernel].params[p].name),
+                              fmt::format("buffer '{}' is {}; {} works on float32", b.name, elem_type_name(b.type),
+                                          kernel_table()[call.op.kernel].name)};
+  }
+  return std::nullopt;
+}
+
+// Input `in` must hold at least as many elements as the range that sets n.
+std::optional<KernelArgProblem> check_covers(const KernelCall& call, int in, int n_from) {
+  if (call.count(in) >= call.count(n_from)) return std::nullopt;
+  const auto& params = kernel_table()[call.op.kernel].params;
+  return KernelArgProblem{std::string(params[in].name),
+                          fmt::format("{} holds {} elements; '{}' has {}, and each needs its element", 
+                                      range_title(call.exp, call.op.args[in].range), call.count(in),
+                                      params[n_from].name, call.count(n_from))};
+}
+
+std::optional<KernelArgProblem> check_real_fits_float(const KernelCall& call, int p) {
+  double v = call.real(p);
+  if (std::isfinite(v) && std::abs(v) <= 3.4028234663852886e38) return std::nullopt;
+  return KernelArgProblem{std::string(kernel_table()[call.op.kernel].params[p].name),
+                          fmt::format("{} does not fit a float32", v)};
+}
+
+constexpr KernelParam kFillParams[] = {
+    {"out", ParamKind::out_buffer, "float32 range to fill"},
+    {"value", ParamKind::real, "the value every element gets"},
+};
+std::optional<KernelArgProblem> check_fill_args(const KernelCall& call) {
+  if (auto p = check_float32(call)) return p;
+  return check_real_fits_float(call, 1);
+}
+
+constexpr KernelParam kVectorAddParams[] = {
+    {"a", ParamKind::in_buffer, "float32 range, at least as long as out"},
+    {"b", ParamKind::in_buffer, "float32 range, at least as long as out"},
+    {"out", ParamKind::out_buffer, "float32 range; out[i] = a[i] + b[i] for each of its elements"},
+};
+std::optional<KernelArgProblem> check_vector_add_args(const KernelCall& call) {
+  if (auto p = check_float32(call)) return p;
+  if (auto p = check_covers(call, 0, 2)) return p;
+  return check_covers(call, 1, 2);
+}
+
+constexpr KernelParam kSaxpyParams[] = {
+    {"x", ParamKind::in_buffer, "float32 range, at least as long as y"},
+    {"y", ParamKind::inout_buffer, "float32 range; y[i] = a * x[i] + y[i] for each of its elements"},
+    {"a", ParamKind::real, "the factor"},
+};
+std::optional<KernelArgProblem> check_saxpy_args(const KernelCall& call) {
+  if (auto p = check_float32(call)) return p;
+  if (auto p = check_covers(call, 0, 1)) return p;
+  return check_real_fits_float(call, 2);
+}
+
+constexpr KernelParam kScaleParams[] = {
+    {"x", ParamKind::inout_buffer, "float32 range, scaled in place"},
+    {"factor", ParamKind::real, "the factor"},
+};
+std::optional<KernelArgProblem> check_scale_args(const KernelCall& call) {
+  if (auto p = check_float32(call)) return p;
+  return check_real_fits_float(call, 1);
+}
+
+constexpr KernelParam kReduceParams[] = {
+    {"in", ParamKind::in_buffer, "float32 range to sum"},
+    {"out", ParamKind::out_buffer, "float32 range of at least grid.x elements: one partial sum per block"},
+};
+std::optional<KernelArgProblem> check_reduce_args(const KernelCall& call) {
+  if (auto p = check_float32(call)) return p;
+  const auto& g = call.op.grid;
+  const auto& b = call.op.block;
+  if (g[1] != 1 || g[2] != 1)
+    return KernelArgProblem{"grid", fmt::format("reduce_sum takes a 1-D grid; got [{}, {}, {}]", g[0], g[1], g[2])};
+  if (b[1] != 1 || b[2] != 1 || b[0] < 1 || (b[0] & (b[0] - 1)) != 0)
+    return KernelArgProblem{"block", fmt::format("reduce_sum takes a 1-D block of a power of two threads (its tree "
+                                                 "halves them); got [{}, {}, {}]", b[0], b[1], b[2])};
+  if (call.op.shared_bytes + b[0] * 4 > 48 * 1024)
+    return KernelArgProblem{"shared", fmt::format("reduce_sum uses block.x * 4 = {} bytes of shared memory besides "
+                                                  "shared: {}; at most 49152 together", b[0] * 4,
+                                                  call.op.shared_bytes)};
+  if (call.count(1) < g[0])
+    return KernelArgProblem{"out", fmt::format("{} holds {} elements; grid.x = {} blocks write one each",
+                                               range_title(call.exp, call.op.args[1].range), call.count(1), g[0])};
+  return std::nullopt;
+}
+
+std::optional<KernelArgProblem> no_check(const KernelCall&) { return std::nullopt; }
+
+constexpr int64_t kF32 = 4;
+int64_t fill_bytes(const KernelCall& c) { return kF32 * c.count(0); }
+int64_t vector_add_bytes(const KernelCall& c) { return 3 * kF32 * c.count(2); }
+int64_t saxpy_bytes(const KernelCall& c) { return 3 * kF32 * c.count(1); }
+int64_t scale_bytes(const KernelCall& c) { return 2 * kF32 * c.count(0); }
+int64_t reduce_bytes(const KernelCall& c) { return kF32 * (c.count(0) + c.op.grid[0]); }
 
 // Each element read once and written once (n*n fits: checked at load).
 int64_t transpose_bytes(const KernelCall& call) {
@@ -70,7 +175,21 @@ constexpr KernelInfo kKernels[] = {
     {"spin",
      "every block waits us microseconds on the GPU's clock and writes nothing: for concurrency and overlap "
      "experiments",
-     kSpinParams, check_spin_args, host_spin, launch_spin, spin_bytes},
+     kSpinParams, check_spin_args, host_spin, launch_spin, no_bytes},
+    {"empty", "does nothing: what a launch costs by itself", {}, no_check,
+     host_empty, launch_empty, no_bytes},
+    {"fill", "out[i] = value for every element of out (float32, grid-stride)", kFillParams, check_fill_args,
+     host_fill, launch_fill, fill_bytes},
+    {"vector_add", "out[i] = a[i] + b[i] (float32, grid-stride)", kVectorAddParams, check_vector_add_args,
+     host_vector_add, launch_vector_add, vector_add_bytes},
+    {"saxpy", "y[i] = a * x[i] + y[i], one fused multiply-add (float32, grid-stride)", kSaxpyParams,
+     check_saxpy_args, host_saxpy, launch_saxpy, saxpy_bytes},
+    {"scale", "x[i] *= factor, in place (float32, grid-stride)", kScaleParams, check_scale_args, host_scale,
+     launch_scale, scale_bytes},
+    {"reduce_sum",
+     "out[b] = the sum of block b's share of in, through a shared-memory tree with __syncthreads; "
+     "1-D, power-of-two blocks; launch again with one block for the total",
+     kReduceParams, check_reduce_args, host_reduce_sum, launch_reduce_sum, reduce_bytes},
     {"transpose_naive",
      "out[r][c] = in[c][r], one thread per element, coalesced writes and strided reads "
      "(the reference material's kernel); grid covers n x n threads",
@@ -79,6 +198,10 @@ constexpr KernelInfo kKernels[] = {
      "out[r][c] = in[c][r] through a 32x32 shared-memory tile and __syncthreads, coalesced both "
      "ways; block [32, k], grid [ceil(n/32), ceil(n/32)]",
      kTransposeParams, check_tiled_args, host_transpose_tiled, launch_transpose_tiled, transpose_bytes},
+    {"transpose_tiled_nobarrier",
+     "transpose_tiled without its __syncthreads: threads read tile elements before they are written, "
+     "so the result is wrong (claim C9); its host reference is the right transpose",
+     kTransposeParams, check_tiled_args, host_transpose_tiled, launch_transpose_tiled_nobarrier, transpose_bytes},
 };
 
 }  // namespace

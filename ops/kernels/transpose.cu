@@ -17,14 +17,17 @@ __global__ void transpose_naive_kernel(const uint32_t* in, uint32_t* out, int64_
 
 // A 32x32 tile goes through shared memory so that both the reads and the writes are coalesced;
 // the +1 column avoids shared-memory bank conflicts on the transposed read. blockDim.x must be 32
-// and blockDim.y must divide 32 (each thread moves 32 / blockDim.y elements).
+// and blockDim.y must divide 32 (each thread moves 32 / blockDim.y elements). Without the barrier
+// (transpose_tiled_nobarrier, claim C9) a thread may read a tile element before the thread that
+// loads it has written it, so the output depends on warp timing.
+template <bool kBarrier>
 __global__ void transpose_tiled_kernel(const uint32_t* in, uint32_t* out, int64_t n) {
   __shared__ uint32_t tile[kTransposeTile][kTransposeTile + 1];
   int64_t x = blockIdx.x * int64_t(kTransposeTile) + threadIdx.x;
   int64_t y = blockIdx.y * int64_t(kTransposeTile) + threadIdx.y;
   for (int j = 0; j < kTransposeTile; j += blockDim.y)
     if (x < n && y + j < n) tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * n + x];
-  __syncthreads();  // every element of the tile is loaded before any thread reads a column
+  if constexpr (kBarrier) __syncthreads();  // every element of the tile is loaded before any thread reads a column
   x = blockIdx.y * int64_t(kTransposeTile) + threadIdx.x;
   y = blockIdx.x * int64_t(kTransposeTile) + threadIdx.y;
   for (int j = 0; j < kTransposeTile; j += blockDim.y)
@@ -43,10 +46,19 @@ cudaError_t launch_transpose_naive(const LaunchDims& d, cudaStream_t stream, con
   return cudaGetLastError();
 }
 
-cudaError_t launch_transpose_tiled(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
-  transpose_tiled_kernel<<<to_dim3(d.grid), to_dim3(d.block), size_t(d.shared_bytes), stream>>>(
+template <bool kBarrier>
+cudaError_t launch_tiled(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+  transpose_tiled_kernel<kBarrier><<<to_dim3(d.grid), to_dim3(d.block), size_t(d.shared_bytes), stream>>>(
       static_cast<const uint32_t*>(a.ptr[0]), static_cast<uint32_t*>(a.ptr[1]), a.scalar[2]);
   return cudaGetLastError();
+}
+
+cudaError_t launch_transpose_tiled(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+  return launch_tiled<true>(d, stream, a);
+}
+
+cudaError_t launch_transpose_tiled_nobarrier(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+  return launch_tiled<false>(d, stream, a);
 }
 
 }  // namespace streamlab
