@@ -96,9 +96,15 @@ struct Op {
 };
 
 struct CheckSpec {
-  std::string kind;  // transpose | equal
+  std::string kind;  // transpose | equal | close | value | checksum | reference
   SourceLoc loc;
-  int a = -1, b = -1;  // transpose: input, output; equal: a, b
+  BufferRange a, b;    // transpose: input, output; equal, close: a, b; value, checksum: a
+  double value = 0;    // value: every element's; checksum: the expected sum
+  double rtol = 0, atol = 0;  // close, checksum, reference: |x - expected| <= atol + rtol * |expected|
+  int op = -1;         // reference: the launch whose kernel's host reference is applied
+  // reference, per kernel parameter: the range whose initial contents it computes on, and for
+  // the parameters it writes, the range its result is compared with at the end.
+  std::vector<BufferRange> args, outputs;
 };
 
 // One line of `expect:`: a condition over the run's measured medians, parsed at load.
