@@ -9,5 +9,7 @@ extern const OpKind kMemset, kMemsetAsync;                            // memset.
 extern const OpKind kLaunch;                                          // launch.cpp
 extern const OpKind kEventRecord, kStreamWaitEvent, kEventSynchronize;  // event.cpp
 extern const OpKind kStreamSynchronize, kDeviceSynchronize;           // sync.cpp
+extern const OpKind kLaunchHostFunc;                                  // host_func.cpp
+extern const OpKind kStreamQuery, kEventQuery;                        // query.cpp
 
 }  // namespace streamlab

@@ -10,6 +10,7 @@ namespace {
 const OpKind* const kOps[] = {
     &kMemcpy,      &kMemcpyAsync,      &kMemset,          &kMemsetAsync,       &kLaunch,
     &kEventRecord, &kStreamWaitEvent,  &kEventSynchronize, &kStreamSynchronize, &kDeviceSynchronize,
+    &kLaunchHostFunc, &kStreamQuery,   &kEventQuery,
 };
 
 }  // namespace

@@ -19,6 +19,9 @@ struct OpSample {
   // Device interval from timing events in the op's own stream, relative to an event recorded at
   // the repetition's start; NaN for host-only ops and on the host backend.
   double start_ms = NAN, end_ms = NAN;
+  // streamQuery / eventQuery: 1 when the work was complete (cudaSuccess), 0 when not
+  // (cudaErrorNotReady); -1 for other ops.
+  int answer = -1;
   double host_ms() const { return return_ms - issue_ms; }
   double device_ms() const { return end_ms - start_ms; }
 };

@@ -56,7 +56,7 @@ std::string describe_buffer(const Buffer& b) {
 class CudaBackend final : public Backend {
  public:
   CudaBackend(const Experiment& exp, int device, CudaOptions options)
-      : exp_(exp), device_(device), options_(options), state_{exp, {}, {}, {}} {}
+      : exp_(exp), device_(device), options_(options), state_{exp, {}, {}, {}, {}, {}, {}} {}
 
   ~CudaBackend() override {
     // Work may still be queued after a failure: let it finish before its memory is freed.
@@ -83,8 +83,12 @@ class CudaBackend final : public Backend {
         throw RunError(fmt::format("{}: out of host memory", describe_buffer(b)));
       }
     }
-    for (size_t i = 0; i < exp_.events.size(); ++i) state_.events.push_back(own(create_event()));
+    for (const Event& e : exp_.events)
+      state_.events.push_back(own(create_event((e.blocking_sync ? cudaEventBlockingSync : 0u) |
+                                               (e.disable_timing ? cudaEventDisableTiming : 0u))));
     keep_initial_contents();
+    state_.answers.assign(exp_.ops.size(), -1);
+    state_.host_function_runs.resize(exp_.ops.size());
     timer_ = choose_timer();
     gate_ = std::make_unique<StartGate>(exp_, state_, options_.gate);
     if (!gate_->note().empty()) notes_.push_back(gate_->note());
@@ -97,6 +101,7 @@ class CudaBackend final : public Backend {
     restore_initial_contents();
     if (gate_->used()) gate_->close();
     auto t0 = Clock::now();
+    state_.t0 = t0;
     timer_->begin_repetition(rep.number, t0);
     for (size_t i = 0; i < exp_.ops.size(); ++i) {
       if (gate_->used() && i == gate_->opens_before()) open_gate(rep, t0);
@@ -105,6 +110,11 @@ class CudaBackend final : public Backend {
     if (gate_->used() && gate_->opens_before() == exp_.ops.size()) open_gate(rep, t0);
     wait_for_device();
     rep.host_span_ms = ms_since(t0) - (std::isnan(rep.gate_open_ms) ? 0 : rep.gate_open_ms);
+    for (size_t i = 0; i < exp_.ops.size(); ++i) {
+      rep.ops[i].answer = state_.answers[i];
+      if (exp_.ops[i].self_timed)
+        rep.ops[i].start_ms = state_.host_function_runs[i].start_ms, rep.ops[i].end_ms = state_.host_function_runs[i].end_ms;
+    }
     timer_->end_repetition(rep);
     if (gate_->timed_out() && !gate_timed_out_) {
       gate_timed_out_ = true;

@@ -1,4 +1,5 @@
 #pragma once
+#include <chrono>
 #include <cstddef>
 #include <vector>
 
@@ -14,6 +15,16 @@ struct CudaState {
   std::vector<cudaStream_t> streams;  // [kLegacyStream] is cudaStreamLegacy
   std::vector<void*> buffers;         // device pointers for device memory, host pointers otherwise
   std::vector<cudaEvent_t> events;
+  // Per op, filled while a repetition runs: what a query answered; when a host function ran
+  // (milliseconds on the host's steady clock from `t0`, written by the CUDA driver's thread).
+  std::vector<int> answers;
+  struct HostFunctionRun {
+    const CudaState* state = nullptr;
+    const Op* op = nullptr;
+    double start_ms = 0, end_ms = 0;
+  };
+  std::vector<HostFunctionRun> host_function_runs;
+  std::chrono::steady_clock::time_point t0;
   void* at(const BufferRange& r) const {
     return static_cast<std::byte*>(buffers[r.buffer]) + range_offset_bytes(exp, r);
   }

@@ -31,6 +31,11 @@ const std::vector<ExpectFunction> kFunctions = {
      [](const ExpectContext& c, const Refs& r, const Numbers&) { return median_or_nan(c.figures.ops[r[0]].host); }},
     {"overlap", {ExpectArg::op, ExpectArg::op}, true, "ms", "median time both ops ran on the device",
      [](const ExpectContext& c, const Refs& r, const Numbers&) { return median_overlap(c.run, r[0], r[1]); }},
+    {"ready", {ExpectArg::op}, false, "", "fraction of repetitions in which a streamQuery / eventQuery found the work done",
+     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+       const OpFigures& f = c.figures.ops[r[0]];
+       return f.asked ? double(f.done) / f.asked : NAN;
+     }},
     {"bandwidth", {ExpectArg::op}, true, "GB/s", "bytes / duration (copies count bytes once, kernels read + write)",
      [](const ExpectContext& c, const Refs& r, const Numbers&) { return c.figures.ops[r[0]].gbps; }},
     {"stream_busy", {ExpectArg::stream}, true, "ms", "median union of the stream's device intervals",

@@ -63,6 +63,8 @@ inline constexpr std::string_view kPerThreadStreamName = "per_thread";
 struct Event {
   std::string name;
   SourceLoc loc;
+  bool blocking_sync = false;   // cudaEventBlockingSync: a waiting host thread sleeps instead of spinning
+  bool disable_timing = false;  // cudaEventDisableTiming: cheaper; no elapsed times
 };
 
 // The elements an op touches in a buffer: the whole buffer unless the YAML says
@@ -85,10 +87,12 @@ struct Op {
   SourceLoc loc;
   std::string id;          // the user's `id`, or "<kind>#<n>" (n = 1-based op number)
   int stream = -1;         // stream its device work runs in; -1 for host-only ops
-  bool device_work = false;  // has a device interval worth timing (copies, memsets, kernels)
+  bool device_work = false;  // has a device interval worth timing (copies, memsets, kernels, host functions)
+  bool self_timed = false;   // the backend measures its interval itself (host functions), not the timer
   BufferRange dst, src;    // copies (dst, src) and memsets (dst)
   int event = -1;          // eventRecord, streamWaitEvent, eventSynchronize
-  int64_t value = 0;       // memset byte value
+  int64_t value = 0;       // memset byte value; launchHostFunc: microseconds to sleep
+  int host_fn = -1;        // launchHostFunc: index into host_functions()
   int kernel = -1;         // launch: index into the kernel table
   std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   int64_t shared_bytes = 0;

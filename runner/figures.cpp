@@ -100,7 +100,11 @@ std::vector<OpFigures> op_figures(const RunRecord& run, size_t op_count) {
   std::vector<OpFigures> out(op_count);
   for (size_t i = 0; i < op_count; ++i) {
     std::vector<double> device, host;
-    for (const auto& rep : run.reps) device.push_back(rep.ops[i].device_ms()), host.push_back(rep.ops[i].host_ms());
+    for (const auto& rep : run.reps) {
+      device.push_back(rep.ops[i].device_ms()), host.push_back(rep.ops[i].host_ms());
+      out[i].asked += rep.ops[i].answer >= 0;
+      out[i].done += rep.ops[i].answer == 1;
+    }
     out[i].device = summarize(device);
     out[i].host = summarize(host);
   }

@@ -17,6 +17,7 @@ struct OpFigures {
   Summary host;        // host time in the API call
   int64_t bytes = 0;   // moved through device memory: a copy once, a kernel read + write
   double gbps = NAN;   // bytes / median device duration, GB/s (1e9 bytes per second)
+  int asked = 0, done = 0;  // queries: repetitions that asked, and those answered "done"
 };
 
 struct StreamFigures {

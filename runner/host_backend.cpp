@@ -23,7 +23,7 @@ double ms_since(Clock::time_point t0) {
 
 class HostBackend final : public Backend {
  public:
-  explicit HostBackend(const Experiment& exp) : exp_(exp), state_{exp, {}} {}
+  explicit HostBackend(const Experiment& exp) : exp_(exp), state_{exp, {}, {}} {}
 
   std::string name() const override { return "host"; }
   std::string description() const override { return "host emulation (no GPU timing)"; }
@@ -45,6 +45,7 @@ class HostBackend final : public Backend {
       state_.buffers.push_back(storage_.back().get());
     }
     restored_ = buffers_to_restore(exp_);
+    state_.answers.assign(exp_.ops.size(), -1);
   }
 
   RepetitionSample run_repetition() override {
@@ -59,6 +60,7 @@ class HostBackend final : public Backend {
       s.issue_ms = ms_since(t0);
       op.kind->run_host(state_, op);
       s.return_ms = ms_since(t0);
+      s.answer = state_.answers[static_cast<size_t>(&op - exp_.ops.data())];
       rep.ops.push_back(s);
     }
     rep.host_span_ms = ms_since(t0);

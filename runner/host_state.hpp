@@ -10,6 +10,7 @@ namespace streamlab {
 struct HostState {
   const Experiment& exp;
   std::vector<std::byte*> buffers;  // by buffer index
+  std::vector<int> answers;         // per op: what a query answered (always 1: work is done in order)
   std::byte* at(const BufferRange& r) const { return buffers[r.buffer] + range_offset_bytes(exp, r); }
 };
 

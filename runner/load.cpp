@@ -96,8 +96,20 @@ void load_events(LoadContext& ctx, const YAML::Node& node) {
   }
   for (auto it = node.begin(); it != node.end(); ++it) {
     if (!check_declared_name(ctx, it->first, ctx.exp.events, "event")) continue;
-    MapReader r(ctx, it->second, fmt::format("event '{}'", it->first.Scalar()), {});
-    ctx.exp.events.push_back({it->first.Scalar(), ctx.loc(it->first)});
+    Event e{.name = it->first.Scalar(), .loc = ctx.loc(it->first)};
+    MapReader r(ctx, it->second, fmt::format("event '{}'", e.name), {"flags?"});
+    if (r.has("flags")) {  // one flag, or a list of them
+      YAML::Node flags = r.get("flags");
+      auto read = [&](const YAML::Node& f) {
+        auto i = ctx.choice(f, "event flag", {"blocking-sync", "disable-timing"});
+        if (i) (*i == 0 ? e.blocking_sync : e.disable_timing) = true;
+      };
+      if (flags.IsSequence())
+        for (const auto& f : flags) read(f);
+      else
+        read(flags);
+    }
+    ctx.exp.events.push_back(std::move(e));
   }
 }
 

@@ -56,6 +56,11 @@ std::string op_timings(const RunRecord& run, const OpFigures& f) {
                      std::isnan(f.gbps) ? "-" : fmt::format("{:.1f}", f.gbps));
 }
 
+// What a query answered: ": done in 3 of 20 repetitions".
+std::string answers(const OpFigures& f) {
+  return f.asked ? fmt::format(": done in {} of {} repetitions", f.done, f.asked) : "";
+}
+
 std::string op_table(const Experiment& exp, const RunRecord& run, const RunFigures& figures) {
   Widths w = column_widths(exp);
   std::string timings =
@@ -66,7 +71,8 @@ std::string op_table(const Experiment& exp, const RunRecord& run, const RunFigur
     const Op& op = exp.ops[i];
     std::string stream = op.stream >= 0 ? exp.streams[op.stream].name : "-";
     out += fmt::format("  {:>3}  {:<{}}  {:<{}}  {:<{}}  {:>4}{}  {}\n", i + 1, op.id, w.id, op.kind->name, w.kind,
-                       stream, w.stream, op.loc.line, op_timings(run, figures.ops[i]), op.kind->describe(exp, op));
+                       stream, w.stream, op.loc.line, op_timings(run, figures.ops[i]),
+                       op.kind->describe(exp, op) + answers(figures.ops[i]));
   }
   return out;
 }

@@ -23,15 +23,16 @@ std::string quoted(std::string_view s) {
 std::string format_csv(const Experiment& exp, const RunRecord& run) {
   std::string out =
       "schema_version,repetition,op_index,op_id,kind,stream,line,issue_ms,return_ms,host_ms,"
-      "device_start_ms,device_end_ms,device_ms\n";
+      "device_start_ms,device_end_ms,device_ms,answer\n";
   for (size_t r = 0; r < run.reps.size(); ++r)
     for (size_t i = 0; i < exp.ops.size(); ++i) {
       const Op& op = exp.ops[i];
       const OpSample& s = run.reps[r].ops[i];
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kResultsSchemaVersion, r + 1, i + 1, quoted(op.id),
-                         op.kind->name, op.stream >= 0 ? exp.streams[op.stream].name : "", op.loc.line,
+      std::string_view answer = s.answer < 0 ? "" : s.answer ? "done" : "not-ready";  // queries only
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kResultsSchemaVersion, r + 1, i + 1,
+                         quoted(op.id), op.kind->name, op.stream >= 0 ? exp.streams[op.stream].name : "", op.loc.line,
                          field(s.issue_ms), field(s.return_ms), field(s.host_ms()), field(s.start_ms),
-                         field(s.end_ms), field(s.device_ms()));
+                         field(s.end_ms), field(s.device_ms()), answer);
     }
   return out;
 }

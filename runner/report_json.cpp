@@ -32,6 +32,11 @@ json op_json(const Experiment& exp, const RunRecord& run, size_t i, const OpFigu
     samples_["start_ms"] = numbers(samples(run, i, &OpSample::start_ms));
     samples_["end_ms"] = numbers(samples(run, i, &OpSample::end_ms));
   }
+  if (f.asked) {  // queries: true when the work was done
+    json answers = json::array();
+    for (const auto& rep : run.reps) answers.push_back(rep.ops[i].answer == 1);
+    samples_["done"] = answers;
+  }
   return {{"index", i + 1},
           {"id", op.id},
           {"kind", op.kind->name},

@@ -164,3 +164,44 @@ ops:
                          RunError);
   }
 }
+
+TEST_SUITE("gpu") {
+  TEST_CASE("cuda backend: queries see running work; a host function times itself; priorities are clamped") {
+    SKIP_WITHOUT_GPU();
+    Experiment e = load_string(R"(name: queries
+streams:
+  s: {priority: -100}
+  t: {flags: non-blocking}
+events:
+  e: {flags: [blocking-sync, disable-timing]}
+ops:
+  - launch: {id: k, kernel: spin, grid: 1, block: 32, stream: s, args: {us: 3000}}
+  - eventRecord: {event: e, stream: s}
+  - launchHostFunc: {id: nap, fn: sleep, us: 2000, stream: t}
+  - launchHostFunc: {id: now, fn: mark, stream: t}
+  - streamQuery: {id: busy, stream: s}
+  - eventQuery: {id: busy_event, event: e}
+  - eventSynchronize: {event: e}
+  - streamQuery: {id: idle, stream: s}
+  - eventQuery: {id: idle_event, event: e}
+  - deviceSynchronize: {}
+)", "queries.yaml");
+    for (TimerChoice timer : {TimerChoice::cupti, TimerChoice::events}) {
+      auto gpu = make_cuda_backend(e, 0, {timer});
+      RunRecord run = run_experiment(e, *gpu, {3, 1, {}});
+      INFO("timer ", run.timer);
+      for (const auto& rep : run.reps) {
+        CHECK(rep.ops[4].answer == 0);  // the 3 ms kernel is still running
+        CHECK(rep.ops[5].answer == 0);
+        CHECK(rep.ops[7].answer == 1);  // after eventSynchronize
+        CHECK(rep.ops[8].answer == 1);
+        CHECK(rep.ops[2].device_ms() >= 2.0);  // the sleep, measured by the function itself
+        CHECK(rep.ops[2].device_ms() < 3.0);
+        CHECK(rep.ops[3].start_ms >= rep.ops[2].end_ms);  // stream order
+      }
+      bool clamped = false;
+      for (const auto& note : run.notes) clamped = clamped || note.find("stream 's': priority ") == 0;
+      CHECK(clamped);
+    }
+  }
+}

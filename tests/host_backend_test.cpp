@@ -254,3 +254,31 @@ checks:
   RunRecord run = run_on_host(e);
   CHECK(run.checks[0].detail == "o[3] = 0, expected 5 (host reference of vector_add); 1 of 4 elements differ");
 }
+
+TEST_CASE("host backend: host functions run in order, queries answer done, event flags load") {
+  auto e = load_string(R"(name: q
+streams: {s: {}}
+events:
+  e: {flags: [blocking-sync, disable-timing]}
+  f: {flags: disable-timing}
+ops:
+  - launchHostFunc: {id: nap, fn: sleep, us: 2000, stream: s}
+  - launchHostFunc: {id: now, fn: mark, stream: s}
+  - eventRecord: {event: e, stream: s}
+  - streamQuery: {id: sq, stream: s}
+  - eventQuery: {id: eq, event: e}
+expect:
+  - "ready(sq) == 1 and ready(eq) == 1"
+)", "q.yaml");
+  CHECK(e.events[0].blocking_sync);
+  CHECK(e.events[0].disable_timing);
+  CHECK_FALSE(e.events[1].blocking_sync);
+  CHECK(e.ops[0].kind->describe(e, e.ops[0]) == "sleep(2000 us)");
+  RunRecord run = run_on_host(e);
+  CHECK(run.reps[0].ops[0].host_ms() >= 2.0);  // the host backend runs the function in the call
+  CHECK(run.reps[0].ops[3].answer == 1);
+  CHECK(run.reps[0].ops[4].answer == 1);
+  CHECK(run.reps[0].ops[0].answer == -1);
+  REQUIRE(run.expectations.size() == 1);
+  CHECK(run.expectations[0].status == ExpectationResult::Status::passed);
+}

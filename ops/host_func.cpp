@@ -1,0 +1,72 @@
+// launchHostFunc: a built-in host function queued in a stream (cudaLaunchHostFunc). The CUDA
+// driver calls it on its own thread once the stream's earlier work is done; later work in the
+// stream waits for it to return. Its interval is measured by the function itself.
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "ops/ops.hpp"
+#include "runner/cuda_check.hpp"
+#include "runner/cuda_state.hpp"
+#include "runner/host_state.hpp"
+#include "runner/load_context.hpp"
+
+namespace streamlab {
+namespace {
+
+constexpr std::string_view kHostFuncKeys[] = {"fn", "us?", "stream?"};
+constexpr int kSleep = 0, kMark = 1;
+const std::vector<std::string> kFunctions = {"sleep", "mark"};
+constexpr int64_t kMaxSleepUs = 10'000'000;  // 10 s, as spin
+
+void parse_host_func(MapReader& r, Op& op) {
+  op.stream = r.stream("stream", false);
+  op.device_work = op.self_timed = true;
+  op.host_fn = static_cast<int>(r.ctx.choice(r.require("fn"), "host function", kFunctions).value_or(0));
+  if (op.host_fn == kSleep) {
+    auto us = r.ctx.integer(r.require("us"), "us");
+    if (us && (*us < 0 || *us > kMaxSleepUs))
+      r.ctx.error(r.get("us"), fmt::format("us is {}; expected 0..{} (10 s)", *us, kMaxSleepUs));
+    op.value = us.value_or(0);
+  } else if (r.has("us")) {
+    r.ctx.error(r.get("us"), "us: only the sleep function takes a duration; mark records the time it runs");
+  }
+}
+
+void run_function(const Op& op) {
+  if (op.host_fn == kSleep) std::this_thread::sleep_for(std::chrono::microseconds(op.value));
+}
+
+void host_host_func(HostState&, const Op& op) { run_function(op); }
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// On the driver's thread: no CUDA calls allowed, so it only reads the clock and sleeps.
+void CUDART_CB trampoline(void* data) {
+  auto* run = static_cast<CudaState::HostFunctionRun*>(data);
+  run->start_ms = ms_since(run->state->t0);
+  run_function(*run->op);
+  run->end_ms = ms_since(run->state->t0);
+}
+
+void cuda_host_func(CudaState& s, const Op& op) {
+  size_t i = static_cast<size_t>(&op - s.exp.ops.data());
+  s.host_function_runs[i] = {&s, &op, 0, 0};
+  STREAMLAB_CUDA(cudaLaunchHostFunc(s.streams[op.stream], trampoline, &s.host_function_runs[i]));
+}
+
+std::string describe_host_func(const Experiment&, const Op& op) {
+  return op.host_fn == kSleep ? fmt::format("sleep({} us)", op.value) : "mark()";
+}
+
+}  // namespace
+
+const OpKind kLaunchHostFunc = {
+    "launchHostFunc",
+    "cudaLaunchHostFunc: a host function in a stream (fn: sleep with us, or mark); the stream waits for it",
+    kHostFuncKeys, parse_host_func, host_host_func, cuda_host_func, describe_host_func, never_blocks, no_bytes};
+
+}  // namespace streamlab

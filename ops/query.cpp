@@ -1,0 +1,47 @@
+// streamQuery and eventQuery: ask, without waiting, whether a stream's (an event's) work is done.
+// The answer of every repetition is recorded (OpSample::answer) and reported.
+#include "ops/ops.hpp"
+#include "runner/cuda_check.hpp"
+#include "runner/cuda_state.hpp"
+#include "runner/host_state.hpp"
+#include "runner/load_context.hpp"
+
+namespace streamlab {
+namespace {
+
+constexpr std::string_view kStreamQueryKeys[] = {"stream"};
+constexpr std::string_view kEventQueryKeys[] = {"event"};
+
+void parse_stream_query(MapReader& r, Op& op) { op.stream = r.stream("stream", true); }
+void parse_event_query(MapReader& r, Op& op) { op.event = r.event("event"); }
+
+size_t index_of(const Experiment& exp, const Op& op) { return static_cast<size_t>(&op - exp.ops.data()); }
+
+// cudaSuccess: done; cudaErrorNotReady: not yet; anything else is a failure.
+void record(CudaState& s, const Op& op, cudaError_t e) {
+  if (e != cudaSuccess && e != cudaErrorNotReady) STREAMLAB_CUDA(e);
+  s.answers[index_of(s.exp, op)] = e == cudaSuccess ? 1 : 0;
+}
+
+void cuda_stream_query(CudaState& s, const Op& op) { record(s, op, cudaStreamQuery(s.streams[op.stream])); }
+void cuda_event_query(CudaState& s, const Op& op) { record(s, op, cudaEventQuery(s.events[op.event])); }
+
+// The host backend has done all earlier work by the time it gets here.
+void host_query(HostState& s, const Op& op) { s.answers[index_of(s.exp, op)] = 1; }
+
+std::string describe_stream(const Experiment& exp, const Op& op) { return exp.streams[op.stream].name; }
+std::string describe_event(const Experiment& exp, const Op& op) { return exp.events[op.event].name; }
+
+}  // namespace
+
+const OpKind kStreamQuery = {"streamQuery",
+                             "cudaStreamQuery: is all work issued to stream done? (answer recorded; never waits)",
+                             kStreamQueryKeys, parse_stream_query, host_query, cuda_stream_query, describe_stream,
+                             never_blocks, no_bytes};
+
+const OpKind kEventQuery = {"eventQuery",
+                            "cudaEventQuery: is the work captured by event done? (answer recorded; never waits)",
+                            kEventQueryKeys, parse_event_query, host_query, cuda_event_query, describe_event,
+                            never_blocks, no_bytes};
+
+}  // namespace streamlab
