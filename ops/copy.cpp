@@ -62,6 +62,8 @@ void parse_copy_async(MapReader& r, Op& op) {
 }
 
 cudaMemcpyKind copy_direction(const Experiment& exp, const Op& op) {
+  auto managed = [&](const BufferRange& r) { return exp.buffers[r.buffer].memory == MemoryKind::managed; };
+  if (managed(op.src) || managed(op.dst)) return cudaMemcpyDefault;  // the driver knows where the pages are
   bool from_host = is_host_memory(exp.buffers[op.src.buffer].memory);
   bool to_host = is_host_memory(exp.buffers[op.dst.buffer].memory);
   if (from_host) return to_host ? cudaMemcpyHostToHost : cudaMemcpyHostToDevice;
@@ -73,6 +75,7 @@ std::string_view direction_name(cudaMemcpyKind kind) {
     case cudaMemcpyHostToHost: return "H2H";
     case cudaMemcpyHostToDevice: return "H2D";
     case cudaMemcpyDeviceToHost: return "D2H";
+    case cudaMemcpyDefault: return "managed";
     default: return "D2D";
   }
 }

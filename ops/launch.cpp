@@ -71,8 +71,9 @@ bool bind_args(MapReader& r, const KernelInfo& k, Op& op) {
     if (!range) continue;
     op.args[i].range = *range;
     const Buffer& buf = r.ctx.exp.buffers[range->buffer];
-    if (buf.memory != MemoryKind::device) {
-      r.ctx.error(node, fmt::format("kernel arg '{}' needs a device buffer; '{}' is {} host memory",
+    if (!device_accessible(buf.memory)) {
+      r.ctx.error(node, fmt::format("kernel arg '{}' needs memory the device can reach (device, managed or mapped); "
+                                    "'{}' is {} host memory",
                                     p.name, buf.name, memory_kind_name(buf.memory)));
       good = false;
     }

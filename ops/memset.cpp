@@ -27,9 +27,9 @@ void parse_memset(MapReader& r, Op& op) {
   }
   op.stream = kLegacyStream;
   op.device_work = true;
-  if (op.dst.valid() && r.ctx.exp.buffers[op.dst.buffer].memory != MemoryKind::device) {
+  if (op.dst.valid() && !device_accessible(r.ctx.exp.buffers[op.dst.buffer].memory)) {
     const Buffer& b = r.ctx.exp.buffers[op.dst.buffer];
-    r.ctx.error(r.get("dst"), fmt::format("{} needs a device buffer; '{}' is {} host memory",
+    r.ctx.error(r.get("dst"), fmt::format("{} needs memory the device can write (device, managed or mapped); '{}' is {} host memory",
                                           op.kind->name, b.name, memory_kind_name(b.memory)));
   }
 }

@@ -39,6 +39,10 @@ Memory allocate(const Buffer& b) {
   switch (b.memory) {
     case MemoryKind::device: STREAMLAB_CUDA(cudaMalloc(&p, bytes)); return Memory(p, free_device);
     case MemoryKind::pinned: STREAMLAB_CUDA(cudaMallocHost(&p, bytes)); return Memory(p, free_pinned);
+    case MemoryKind::managed: STREAMLAB_CUDA(cudaMallocManaged(&p, bytes)); return Memory(p, free_device);
+    // Under unified addressing (every 64-bit platform CUDA 13 runs on) the host pointer of mapped
+    // memory is also its device pointer.
+    case MemoryKind::mapped: STREAMLAB_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocMapped)); return Memory(p, free_pinned);
     case MemoryKind::pageable: break;
   }
   // Plain malloc, as a hand-written program gets its pageable buffers: the driver's staging of
@@ -129,7 +133,7 @@ class CudaBackend final : public Backend {
   std::span<const std::byte> contents(int index) override {
     const Buffer& b = exp_.buffers[index];
     auto* p = static_cast<std::byte*>(state_.buffers[index]);
-    if (is_host_memory(b.memory)) return {p, static_cast<size_t>(b.bytes)};
+    if (host_accessible(b.memory)) return {p, static_cast<size_t>(b.bytes)};
     // One staging copy per buffer: a check reads two buffers' contents at once.
     staging_.resize(exp_.buffers.size());
     auto& copy = staging_[index];
@@ -217,7 +221,7 @@ class CudaBackend final : public Backend {
     memory_.push_back(allocate(b));
     void* p = memory_.back().get();
     state_.buffers.push_back(p);
-    if (is_host_memory(b.memory)) {
+    if (host_accessible(b.memory)) {
       fill_initial(b, static_cast<std::byte*>(p));  // also touches every page before timing
     } else if (is_poisoned(b)) {
       STREAMLAB_CUDA(cudaMemset(p, kPoisonByte, static_cast<size_t>(b.bytes)));
@@ -244,7 +248,7 @@ class CudaBackend final : public Backend {
 
   void restore_initial_contents() {
     for (const auto& [b, bytes] : initial_) {
-      if (is_host_memory(exp_.buffers[b].memory))
+      if (host_accessible(exp_.buffers[b].memory))
         std::memcpy(state_.buffers[b], bytes.data(), bytes.size());
       else
         STREAMLAB_CUDA(cudaMemcpy(state_.buffers[b], bytes.data(), bytes.size(), cudaMemcpyHostToDevice));

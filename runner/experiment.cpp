@@ -30,11 +30,19 @@ std::string_view memory_kind_name(MemoryKind m) {
     case MemoryKind::device: return "device";
     case MemoryKind::pinned: return "pinned";
     case MemoryKind::pageable: return "pageable";
+    case MemoryKind::managed: return "managed";
+    case MemoryKind::mapped: return "mapped";
   }
   return "?";
 }
 
-bool is_host_memory(MemoryKind m) { return m != MemoryKind::device; }
+bool is_host_memory(MemoryKind m) {
+  return m == MemoryKind::pinned || m == MemoryKind::pageable || m == MemoryKind::mapped;
+}
+bool device_accessible(MemoryKind m) {
+  return m == MemoryKind::device || m == MemoryKind::managed || m == MemoryKind::mapped;
+}
+bool host_accessible(MemoryKind m) { return m != MemoryKind::device; }
 
 int64_t range_offset_bytes(const Experiment& exp, const BufferRange& r) {
   return r.offset * static_cast<int64_t>(elem_size(exp.buffers[r.buffer].type));

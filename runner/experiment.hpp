@@ -18,13 +18,18 @@ struct OpKind;
 struct ExpectNode;  // expect.hpp
 
 enum class ElemType { int32, uint32, int64, float32, float64, uint8 };
-enum class MemoryKind { device, pinned, pageable };
+// device: cudaMalloc; pinned: cudaMallocHost; pageable: malloc; managed: cudaMallocManaged (one
+// pointer for host and device, pages migrate on touch); mapped: cudaHostAlloc(cudaHostAllocMapped),
+// pinned host memory that kernels read and write over the bus (zero-copy).
+enum class MemoryKind { device, pinned, pageable, managed, mapped };
 
 std::string_view elem_type_name(ElemType t);
 size_t elem_size(ElemType t);
 bool is_float(ElemType t);
 std::string_view memory_kind_name(MemoryKind m);
-bool is_host_memory(MemoryKind m);
+bool is_host_memory(MemoryKind m);      // pinned, pageable, mapped: lives in host RAM
+bool device_accessible(MemoryKind m);   // kernels and memsets may use it: device, managed, mapped
+bool host_accessible(MemoryKind m);     // the host may read and write it directly: all but device
 
 // How a buffer's contents start. Buffers with no init are poisoned instead (see buffer_init.hpp).
 struct InitSpec {

@@ -10,7 +10,7 @@ namespace streamlab {
 namespace {
 
 const std::vector<std::string> kTypes = {"int32", "uint32", "int64", "float32", "float64", "uint8"};
-const std::vector<std::string> kMemory = {"device", "pinned", "pageable"};
+const std::vector<std::string> kMemory = {"device", "pinned", "pageable", "managed", "mapped"};
 const std::vector<std::string> kInitForms = {"zeros", "value", "sequence", "random"};
 
 // The range an init value must lie in to be stored exactly in the buffer's type.

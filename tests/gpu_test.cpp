@@ -205,3 +205,34 @@ ops:
     }
   }
 }
+
+TEST_SUITE("gpu") {
+  TEST_CASE("cuda backend: kernels and copies on managed and mapped (zero-copy) memory") {
+    SKIP_WITHOUT_GPU();
+    Experiment e = load_string(R"(name: memories
+buffers:
+  m: {type: float32, count: 4096, memory: managed, init: sequence}
+  z: {type: float32, count: 4096, memory: mapped, init: {value: 1}}
+  d: {type: float32, count: 4096, memory: device}
+  h: {type: float32, count: 4096, memory: pinned}
+ops:
+  - launch: {id: add, kernel: vector_add, grid: 8, block: 128, args: {a: m, b: z, out: d}}
+  - launch: {id: twice, kernel: scale, grid: 8, block: 128, args: {x: z, factor: 2}}
+  - memcpy: {dst: h, src: m}
+  - memsetAsync: {dst: {buffer: m, count: 16}, value: 0}
+  - deviceSynchronize: {}
+checks:
+  - reference: {launch: add}
+  - reference: {launch: twice}
+  - value: {buffer: {buffer: m, count: 16}, value: 0}
+  - value: {buffer: z, value: 2}
+  - equal: {a: {buffer: h, offset: 16}, b: {buffer: m, offset: 16}}
+)", "memories.yaml");
+    auto gpu = make_cuda_backend(e, 0);
+    RunRecord run = run_experiment(e, *gpu, {2, 1, {}});
+    for (const auto& c : run.checks) {
+      INFO(c.title, ": ", c.detail);
+      CHECK(c.passed);
+    }
+  }
+}

@@ -282,3 +282,20 @@ expect:
   REQUIRE(run.expectations.size() == 1);
   CHECK(run.expectations[0].status == ExpectationResult::Status::passed);
 }
+
+TEST_CASE("host backend: managed and mapped buffers take kernels, memsets and copies") {
+  auto e = load_string(R"(name: m
+buffers:
+  m: {type: float32, count: 8, memory: managed, init: sequence}
+  z: {type: float32, count: 8, memory: mapped, init: {value: 1}}
+  h: {type: float32, count: 8, memory: pageable}
+ops:
+  - launch: {id: add, kernel: vector_add, grid: 1, block: 8, args: {a: m, b: z, out: z}}
+  - memcpy: {dst: h, src: z}
+checks:
+  - reference: {launch: add}
+  - equal: {a: z, b: h}
+)", "m.yaml");
+  CHECK(e.ops[1].kind->describe(e, e.ops[1]) == "z -> h (H2H, 32 B)");
+  CHECK(run_on_host(e).checks_passed());
+}
