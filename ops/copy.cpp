@@ -108,7 +108,12 @@ void cuda_copy_async(CudaState& s, const Op& op) {
                                  copy_direction(s.exp, op), s.streams[op.stream]));
 }
 
-std::vector<Access> copy_accesses(const Experiment&, const Op& op) { return {{op.src, false}, {op.dst, true}}; }
+std::vector<Access> copy_accesses(const Experiment&, const Op& op) {
+  std::vector<Access> out;
+  if (op.src.valid()) out.push_back({op.src, false});
+  if (op.dst.valid()) out.push_back({op.dst, true});
+  return out;
+}
 
 }  // namespace
 

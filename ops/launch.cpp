@@ -164,8 +164,10 @@ int64_t launch_bytes(const Experiment& exp, const Op& op) {
 
 std::vector<Access> launch_accesses(const Experiment&, const Op& op) {
   std::vector<Access> out;
+  if (op.kernel < 0) return out;  // a launch with load errors
   const auto& params = kernel_table()[op.kernel].params;
-  for (size_t i = 0; i < params.size(); ++i) {
+  for (size_t i = 0; i < params.size() && i < op.args.size(); ++i) {
+    if (!op.args[i].range.valid()) continue;
     if (params[i].kind == ParamKind::in_buffer || params[i].kind == ParamKind::inout_buffer)
       out.push_back({op.args[i].range, false});
     if (params[i].kind == ParamKind::out_buffer || params[i].kind == ParamKind::inout_buffer)

@@ -56,7 +56,10 @@ std::string describe_memset(const Experiment& exp, const Op& op) {
   return fmt::format("{} = {:#04x} bytes ({})", range_name(exp, op.dst), op.value, format_bytes(range_bytes(exp, op.dst)));
 }
 
-std::vector<Access> memset_accesses(const Experiment&, const Op& op) { return {{op.dst, true}}; }
+std::vector<Access> memset_accesses(const Experiment&, const Op& op) {
+  if (!op.dst.valid()) return {};
+  return {{op.dst, true}};
+}
 
 }  // namespace
 

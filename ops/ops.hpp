@@ -11,5 +11,6 @@ extern const OpKind kEventRecord, kStreamWaitEvent, kEventSynchronize;  // event
 extern const OpKind kStreamSynchronize, kDeviceSynchronize;           // sync.cpp
 extern const OpKind kLaunchHostFunc;                                  // host_func.cpp
 extern const OpKind kStreamQuery, kEventQuery;                        // query.cpp
+extern const OpKind kMalloc, kFree, kMallocHost, kFreeHost, kMallocAsync, kFreeAsync;  // alloc.cpp
 
 }  // namespace streamlab

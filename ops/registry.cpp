@@ -11,6 +11,7 @@ const OpKind* const kOps[] = {
     &kMemcpy,      &kMemcpyAsync,      &kMemset,          &kMemsetAsync,       &kLaunch,
     &kEventRecord, &kStreamWaitEvent,  &kEventSynchronize, &kStreamSynchronize, &kDeviceSynchronize,
     &kLaunchHostFunc, &kStreamQuery,   &kEventQuery,
+    &kMalloc,      &kFree,             &kMallocHost,      &kFreeHost,          &kMallocAsync,   &kFreeAsync,
 };
 
 }  // namespace

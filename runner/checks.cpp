@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -319,6 +320,21 @@ const std::vector<CheckKind>& check_table() {
   return table;
 }
 
+// Checks read the final contents, so a buffer the op list frees has none to read.
+void check_not_freed(LoadContext& ctx, const YAML::Node& at, const CheckSpec& c) {
+  std::vector<BufferRange> ranges = {c.a, c.b};
+  ranges.insert(ranges.end(), c.args.begin(), c.args.end());
+  ranges.insert(ranges.end(), c.outputs.begin(), c.outputs.end());
+  std::set<int> reported;
+  for (const auto& r : ranges) {
+    if (!r.valid() || ctx.exp.buffers[r.buffer].free_op < 0 || !reported.insert(r.buffer).second) continue;
+    const Op& free = ctx.exp.ops[ctx.exp.buffers[r.buffer].free_op];
+    ctx.error(at, fmt::format("check {} reads buffer '{}', which op '{}' (line {}) frees; checks read the contents "
+                              "left at the end of the run", c.kind, ctx.exp.buffers[r.buffer].name, free.id,
+                              free.loc.line));
+  }
+}
+
 void load_check(LoadContext& ctx, const YAML::Node& item) {
   std::vector<std::string> names;
   for (const auto& k : check_table()) names.emplace_back(k.info.name);
@@ -337,6 +353,7 @@ void load_check(LoadContext& ctx, const YAML::Node& item) {
   MapReader r(ctx, entry.second, fmt::format("check '{}'", k.info.name), k.keys);
   if (!r.ok()) return;
   k.parse(ctx, r, spec);
+  check_not_freed(ctx, entry.first, spec);
   ctx.exp.checks.push_back(spec);
 }
 

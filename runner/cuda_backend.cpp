@@ -65,6 +65,8 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override {
     // Work may still be queued after a failure: let it finish before its memory is freed.
     STREAMLAB_CUDA_NOEXCEPT(cudaDeviceSynchronize());
+    for (size_t b = 0; b < exp_.buffers.size() && b < state_.buffers.size(); ++b)
+      if (exp_.buffers[b].alloc_op >= 0 && state_.buffers[b]) free_op_allocation(b);
   }
 
   std::string name() const override { return "cuda"; }
@@ -102,6 +104,7 @@ class CudaBackend final : public Backend {
   RepetitionSample run_repetition() override {
     RepetitionSample rep;
     rep.number = ++repetitions_;
+    release_op_allocations();
     restore_initial_contents();
     if (gate_->used()) gate_->close();
     auto t0 = Clock::now();
@@ -218,6 +221,11 @@ class CudaBackend final : public Backend {
   }
 
   void allocate_and_fill(const Buffer& b) {
+    if (b.alloc_op >= 0) {  // an op allocates it, each repetition
+      memory_.push_back(Memory(nullptr, free_device));
+      state_.buffers.push_back(nullptr);
+      return;
+    }
     memory_.push_back(allocate(b));
     void* p = memory_.back().get();
     state_.buffers.push_back(p);
@@ -230,6 +238,21 @@ class CudaBackend final : public Backend {
       fill_initial(b, initial.data());
       STREAMLAB_CUDA(cudaMemcpy(p, initial.data(), initial.size(), cudaMemcpyHostToDevice));
     }
+  }
+
+  // What an op allocated and the op list did not free stays, for the checks, until the next
+  // repetition (or the end of the run).
+  void release_op_allocations() {
+    for (size_t b = 0; b < exp_.buffers.size(); ++b)
+      if (exp_.buffers[b].alloc_op >= 0 && state_.buffers[b]) free_op_allocation(b);
+  }
+
+  void free_op_allocation(size_t b) noexcept {
+    if (exp_.buffers[b].memory == MemoryKind::pinned)
+      STREAMLAB_CUDA_NOEXCEPT(cudaFreeHost(state_.buffers[b]));
+    else
+      STREAMLAB_CUDA_NOEXCEPT(cudaFree(state_.buffers[b]));
+    state_.buffers[b] = nullptr;
   }
 
   // Buffers with an init that ops write start every repetition from their initial contents.

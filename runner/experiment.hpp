@@ -48,6 +48,9 @@ struct Buffer {
   int64_t count = 0;           // elements
   int64_t bytes = 0;
   InitSpec init;
+  // Buffers whose lifetime is part of the op list: the op that allocates it (malloc, mallocHost,
+  // mallocAsync) and the one that frees it; -1 when it lives for the whole run.
+  int alloc_op = -1, free_op = -1;
 };
 
 // Index 0 is always the legacy default stream (reserved name `legacy`, CUDA's stream 0). The

@@ -23,7 +23,7 @@ double ms_since(Clock::time_point t0) {
 
 class HostBackend final : public Backend {
  public:
-  explicit HostBackend(const Experiment& exp) : exp_(exp), state_{exp, {}, {}} {}
+  explicit HostBackend(const Experiment& exp) : exp_(exp), state_{exp, {}, {}, {}} {}
 
   std::string name() const override { return "host"; }
   std::string description() const override { return "host emulation (no GPU timing)"; }
@@ -35,6 +35,11 @@ class HostBackend final : public Backend {
 
   void prepare() override {
     for (const Buffer& b : exp_.buffers) {
+      if (b.alloc_op >= 0) {  // an op allocates it
+        storage_.emplace_back();
+        state_.buffers.push_back(nullptr);
+        continue;
+      }
       try {
         storage_.emplace_back(new std::byte[static_cast<size_t>(b.bytes)]);
       } catch (const std::bad_alloc&) {
@@ -46,6 +51,7 @@ class HostBackend final : public Backend {
     }
     restored_ = buffers_to_restore(exp_);
     state_.answers.assign(exp_.ops.size(), -1);
+    state_.op_allocated.resize(exp_.buffers.size());
   }
 
   RepetitionSample run_repetition() override {

@@ -1,5 +1,7 @@
 // The `ops:` section: a list of {kind: {fields}} in host issue order; each kind's fields are
 // read by its own parse function (ops/).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ops/op.hpp"
@@ -63,6 +65,27 @@ void load_op(LoadContext& ctx, const YAML::Node& item, int number) {
   ctx.exp.ops.push_back(std::move(op));
 }
 
+// An op may use a buffer that ops allocate only after its allocation and before its free.
+void check_lifetimes(LoadContext& ctx) {
+  const Experiment& exp = ctx.exp;
+  for (size_t i = 0; i < exp.ops.size(); ++i) {
+    std::vector<int> reported;  // an op may read and write one buffer: one error
+    for (const Access& a : exp.ops[i].kind->accesses(exp, exp.ops[i])) {
+      const Buffer& b = exp.buffers[a.range.buffer];
+      int at = static_cast<int>(i);
+      if (b.alloc_op < 0 || (at > b.alloc_op && (b.free_op < 0 || at < b.free_op))) continue;
+      if (std::find(reported.begin(), reported.end(), a.range.buffer) != reported.end()) continue;
+      reported.push_back(a.range.buffer);
+      const Op& alloc = exp.ops[b.alloc_op];
+      std::string lifetime = fmt::format("allocated by op '{}' (line {})", alloc.id, alloc.loc.line);
+      if (b.free_op >= 0)
+        lifetime += fmt::format(", freed by op '{}' (line {})", exp.ops[b.free_op].id, exp.ops[b.free_op].loc.line);
+      ctx.diags.error(exp.ops[i].loc, fmt::format("op '{}' uses buffer '{}' outside its lifetime: {}", exp.ops[i].id,
+                                                  b.name, lifetime));
+    }
+  }
+}
+
 }  // namespace
 
 void load_ops(LoadContext& ctx, const YAML::Node& node) {
@@ -73,6 +96,7 @@ void load_ops(LoadContext& ctx, const YAML::Node& node) {
   }
   int number = 0;
   for (const auto& item : node) load_op(ctx, item, ++number);
+  check_lifetimes(ctx);
 }
 
 }  // namespace streamlab

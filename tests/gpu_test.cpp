@@ -236,3 +236,36 @@ checks:
     }
   }
 }
+
+TEST_SUITE("gpu") {
+  TEST_CASE("cuda backend: malloc/free, mallocHost/freeHost and mallocAsync/freeAsync in the op list") {
+    SKIP_WITHOUT_GPU();
+    Experiment e = load_string(R"(name: lifetimes
+streams: {s: {}}
+buffers:
+  h: {type: float32, count: 65536, memory: pinned, init: sequence}
+  tmp: {type: float32, count: 65536, memory: device}
+  dev: {type: float32, count: 65536, memory: device}
+  stage: {type: float32, count: 65536, memory: pinned}
+ops:
+  - mallocAsync: {buffer: tmp, stream: s}
+  - memcpyAsync: {dst: tmp, src: h, stream: s}
+  - launch: {id: twice, kernel: scale, grid: 64, block: 256, stream: s, args: {x: tmp, factor: 2}}
+  - malloc: {buffer: dev}
+  - memcpyAsync: {dst: dev, src: tmp, stream: s}
+  - freeAsync: {buffer: tmp, stream: s}
+  - mallocHost: {buffer: stage}
+  - memcpyAsync: {dst: stage, src: dev, stream: s}
+  - free: {buffer: dev}
+  - deviceSynchronize: {}
+checks:
+  - reference: {launch: twice, inputs: {x: h}, outputs: {x: stage}}
+)", "lifetimes.yaml");
+    auto gpu = make_cuda_backend(e, 0);
+    RunRecord run = run_experiment(e, *gpu, {3, 1, {}});
+    REQUIRE(run.checks.size() == 1);
+    INFO(run.checks[0].detail);
+    CHECK(run.checks[0].passed);
+    CHECK(run.reps[0].ops[8].host_ms() >= 0);  // cudaFree returned
+  }
+}

@@ -299,3 +299,33 @@ checks:
   CHECK(e.ops[1].kind->describe(e, e.ops[1]) == "z -> h (H2H, 32 B)");
   CHECK(run_on_host(e).checks_passed());
 }
+
+TEST_CASE("host backend: buffers allocated and freed by ops, the last allocation left for the checks") {
+  auto e = load_string(R"(name: lifetimes
+streams: {s: {}}
+buffers:
+  h: {type: float32, count: 64, memory: pinned, init: sequence}
+  tmp: {type: float32, count: 64, memory: device}
+  out: {type: float32, count: 64, memory: device}
+  stage: {type: float32, count: 64, memory: pinned}
+ops:
+  - mallocAsync: {buffer: tmp, stream: s}
+  - memcpyAsync: {dst: tmp, src: h, stream: s}
+  - mallocAsync: {buffer: out, stream: s}
+  - launch: {id: twice, kernel: scale, grid: 1, block: 64, stream: s, args: {x: tmp, factor: 2}}
+  - memcpyAsync: {dst: out, src: tmp, stream: s}
+  - freeAsync: {buffer: tmp, stream: s}
+  - mallocHost: {buffer: stage}
+  - memcpyAsync: {dst: stage, src: out, stream: s}
+  - streamSynchronize: {stream: s}
+checks:
+  - reference: {launch: twice, inputs: {x: h}, outputs: {x: stage}}
+  - equal: {a: out, b: stage}
+)", "lifetimes.yaml");
+  CHECK(e.buffers[1].alloc_op == 0);
+  CHECK(e.buffers[1].free_op == 5);
+  CHECK(e.buffers[3].free_op == -1);
+  auto backend = make_host_backend(e);
+  RunRecord run = run_experiment(e, *backend, {3, 0, {}});
+  CHECK(run.checks_passed());
+}

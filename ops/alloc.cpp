@@ -1,0 +1,145 @@
+// Allocation inside the op list: malloc/free (cudaMalloc/cudaFree), mallocHost/freeHost
+// (cudaMallocHost/cudaFreeHost) and mallocAsync/freeAsync (stream-ordered, cudaMallocAsync/
+// cudaFreeAsync). The buffer is declared as usual; its allocating op gives it memory each
+// repetition, and ops may use it only between that op and its free (checked at load).
+#include <fmt/format.h>
+
+#include "ops/ops.hpp"
+#include "runner/cuda_check.hpp"
+#include "runner/cuda_state.hpp"
+#include "runner/host_state.hpp"
+#include "runner/load_context.hpp"
+
+namespace streamlab {
+namespace {
+
+constexpr std::string_view kKeys[] = {"buffer"};
+constexpr std::string_view kAsyncKeys[] = {"buffer", "stream?"};
+
+int op_index(const MapReader& r) { return static_cast<int>(r.ctx.exp.ops.size()); }  // the op being read
+
+void parse_alloc(MapReader& r, Op& op, MemoryKind memory) {
+  op.dst = r.range("buffer");
+  if (!op.dst.valid()) return;
+  Buffer& b = r.ctx.exp.buffers[op.dst.buffer];
+  if (b.memory != memory)
+    r.ctx.error(r.get("buffer"), fmt::format("{} allocates {} memory; buffer '{}' is declared {}", op.kind->name,
+                                             memory_kind_name(memory), b.name, memory_kind_name(b.memory)));
+  if (b.init.kind != InitSpec::Kind::none)
+    r.ctx.error(r.get("buffer"), fmt::format("buffer '{}' is allocated by an op, so its contents start undefined; "
+                                             "remove its init (line {}) and fill it with ops", b.name, b.loc.line));
+  if (b.alloc_op >= 0) {
+    r.ctx.error(r.get("buffer"), fmt::format("buffer '{}' is already allocated by op '{}' (line {})", b.name,
+                                             r.ctx.exp.ops[b.alloc_op].id, r.ctx.exp.ops[b.alloc_op].loc.line));
+    return;
+  }
+  b.alloc_op = op_index(r);
+}
+
+// `allocators`: the op kinds whose memory this one may free.
+void parse_free(MapReader& r, Op& op, std::initializer_list<std::string_view> allocators) {
+  op.dst = r.range("buffer");
+  if (!op.dst.valid()) return;
+  Buffer& b = r.ctx.exp.buffers[op.dst.buffer];
+  if (b.alloc_op < 0) {
+    r.ctx.error(r.get("buffer"), fmt::format("{} of buffer '{}', which no earlier op allocates (buffers live for "
+                                             "the whole run unless an op allocates them)", op.kind->name, b.name));
+    return;
+  }
+  const Op& alloc = r.ctx.exp.ops[b.alloc_op];
+  if (b.free_op >= 0) {
+    r.ctx.error(r.get("buffer"), fmt::format("buffer '{}' is already freed by op '{}' (line {})", b.name,
+                                             r.ctx.exp.ops[b.free_op].id, r.ctx.exp.ops[b.free_op].loc.line));
+    return;
+  }
+  if (std::find(allocators.begin(), allocators.end(), alloc.kind->name) == allocators.end())
+    r.ctx.error(r.get("buffer"), fmt::format("{} cannot free buffer '{}': op '{}' (line {}) allocated it with {}",
+                                             op.kind->name, b.name, alloc.id, alloc.loc.line, alloc.kind->name));
+  b.free_op = op_index(r);
+}
+
+void parse_malloc(MapReader& r, Op& op) { parse_alloc(r, op, MemoryKind::device); }
+void parse_malloc_host(MapReader& r, Op& op) { parse_alloc(r, op, MemoryKind::pinned); }
+void parse_malloc_async(MapReader& r, Op& op) {
+  parse_alloc(r, op, MemoryKind::device);
+  op.stream = r.stream("stream", false);
+}
+void parse_free_device(MapReader& r, Op& op) { parse_free(r, op, {"malloc", "mallocAsync"}); }
+void parse_free_host(MapReader& r, Op& op) { parse_free(r, op, {"mallocHost"}); }
+void parse_free_async(MapReader& r, Op& op) {
+  parse_free(r, op, {"malloc", "mallocAsync"});
+  op.stream = r.stream("stream", false);
+}
+
+size_t bytes_of(const Experiment& exp, const Op& op) {
+  return static_cast<size_t>(exp.buffers[op.dst.buffer].bytes);
+}
+
+void host_alloc(HostState& s, const Op& op) {
+  auto& storage = s.op_allocated[op.dst.buffer];
+  storage.reset(new std::byte[bytes_of(s.exp, op)]);
+  s.buffers[op.dst.buffer] = storage.get();
+}
+
+void host_free(HostState& s, const Op& op) {
+  s.op_allocated[op.dst.buffer].reset();
+  s.buffers[op.dst.buffer] = nullptr;
+}
+
+void* allocated(CudaState& s, const Op& op, void* p) { return s.buffers[op.dst.buffer] = p; }
+
+void cuda_malloc(CudaState& s, const Op& op) {
+  void* p = nullptr;
+  STREAMLAB_CUDA(cudaMalloc(&p, bytes_of(s.exp, op)));
+  allocated(s, op, p);
+}
+void cuda_malloc_host(CudaState& s, const Op& op) {
+  void* p = nullptr;
+  STREAMLAB_CUDA(cudaMallocHost(&p, bytes_of(s.exp, op)));
+  allocated(s, op, p);
+}
+void cuda_malloc_async(CudaState& s, const Op& op) {
+  void* p = nullptr;
+  STREAMLAB_CUDA(cudaMallocAsync(&p, bytes_of(s.exp, op), s.streams[op.stream]));
+  allocated(s, op, p);
+}
+void cuda_free(CudaState& s, const Op& op) {
+  STREAMLAB_CUDA(cudaFree(s.buffers[op.dst.buffer]));
+  allocated(s, op, nullptr);
+}
+void cuda_free_host(CudaState& s, const Op& op) {
+  STREAMLAB_CUDA(cudaFreeHost(s.buffers[op.dst.buffer]));
+  allocated(s, op, nullptr);
+}
+void cuda_free_async(CudaState& s, const Op& op) {
+  STREAMLAB_CUDA(cudaFreeAsync(s.buffers[op.dst.buffer], s.streams[op.stream]));
+  allocated(s, op, nullptr);
+}
+
+std::string describe_alloc(const Experiment& exp, const Op& op) {
+  return fmt::format("{} ({})", exp.buffers[op.dst.buffer].name, format_bytes(exp.buffers[op.dst.buffer].bytes));
+}
+
+}  // namespace
+
+// cudaMalloc and cudaMallocHost may synchronize the device; cudaFree and cudaFreeHost do
+// (cuda_semantics.md): the host waits, so the start gate opens before them.
+const OpKind kMalloc = {"malloc", "cudaMalloc: allocate the (device) buffer here; it exists until its free",
+                        kKeys, parse_malloc, host_alloc, cuda_malloc, describe_alloc, always_blocks, no_bytes};
+const OpKind kFree = {"free", "cudaFree: free a buffer malloc or mallocAsync allocated; waits for the whole device",
+                      kKeys, parse_free_device, host_free, cuda_free, describe_alloc, always_blocks, no_bytes};
+const OpKind kMallocHost = {"mallocHost", "cudaMallocHost: allocate the (pinned) buffer here; it exists until freeHost",
+                            kKeys, parse_malloc_host, host_alloc, cuda_malloc_host, describe_alloc, always_blocks,
+                            no_bytes};
+const OpKind kFreeHost = {"freeHost", "cudaFreeHost: free a buffer mallocHost allocated; waits for the whole device",
+                          kKeys, parse_free_host, host_free, cuda_free_host, describe_alloc, always_blocks, no_bytes};
+const OpKind kMallocAsync = {"mallocAsync",
+                             "cudaMallocAsync: allocate the (device) buffer in stream order; the host does not wait",
+                             kAsyncKeys, parse_malloc_async, host_alloc, cuda_malloc_async, describe_alloc,
+                             never_blocks, no_bytes};
+const OpKind kFreeAsync = {"freeAsync",
+                           "cudaFreeAsync: free the buffer in stream order, once the stream's earlier work is done",
+                           kAsyncKeys, parse_free_async, host_free, cuda_free_async, describe_alloc, never_blocks,
+                           no_bytes};
+
+}  // namespace streamlab
