@@ -15,6 +15,7 @@
 #include "ops/kernels/kernel.hpp"
 #include "ops/op.hpp"
 #include "runner/diagnostics.hpp"
+#include "runner/environment.hpp"
 #include "runner/execute.hpp"
 #include "runner/expect.hpp"
 #include "runner/load.hpp"
@@ -113,12 +114,15 @@ std::function<void(int64_t, int64_t)> progress_printer() {
   };
 }
 
-int cmd_run(const RunArgs& args) {
+int cmd_run(const RunArgs& args, char** argv) {
   Experiment exp = load_file(args.file, load_options(args.sets));
+  apply_environment(exp, argv);
   auto backend = choose_backend(exp, args);
   RunOptions options = run_options(exp, args, *backend);
   options.progress = progress_printer();
   RunRecord record = run_experiment(exp, *backend, options);
+  auto env = environment_notes(exp);
+  record.notes.insert(record.notes.begin(), env.begin(), env.end());
   write_reports(exp, record, args);
   return record.checks_passed() && record.expectations_held() ? kExitOk : kExitCheckFailed;
 }
@@ -216,7 +220,7 @@ int run_cli(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitInvalid;
   }
   try {
-    if (run->parsed()) return cmd_run(args);
+    if (run->parsed()) return cmd_run(args, argv);
     if (check->parsed()) return cmd_check(args);
     return cmd_list();
   } catch (const InvalidExperiment& e) {

@@ -15,6 +15,7 @@
 #include "runner/cuda_handles.hpp"
 #include "runner/cuda_state.hpp"
 #include "runner/device_timer.hpp"
+#include "runner/environment.hpp"
 #include "runner/nvtx.hpp"
 #include "runner/start_gate.hpp"
 
@@ -311,6 +312,7 @@ int cuda_device_count(std::string* why) {
   // Load every kernel when the context is created, so lazy loading never lands in a timed
   // repetition; a value the user set is kept.
   setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+  mark_cuda_initialized();
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {

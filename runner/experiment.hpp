@@ -132,6 +132,7 @@ struct Experiment {
   std::string file;    // as given on the command line
   std::string source;  // the file's text, for diagnostics after load
   std::vector<std::pair<std::string, int64_t>> params;  // in declaration order, after --set
+  std::vector<std::pair<std::string, std::string>> env;  // `env:`, applied before CUDA starts
   int64_t repeat = 10, warmup = 2;
   std::vector<Stream> streams;
   std::vector<Buffer> buffers;

@@ -88,6 +88,28 @@ void load_streams(LoadContext& ctx, const YAML::Node& node) {
   }
 }
 
+// NAME: value; names as the shell takes them, values strings or numbers.
+void load_env(LoadContext& ctx, const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return;
+  if (!node.IsMap()) {
+    ctx.error(node, fmt::format("env: expected a mapping {{NAME: value}}, got {}", describe_node(node)));
+    return;
+  }
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    std::string name = it->first.IsScalar() ? it->first.Scalar() : "";
+    if (!is_identifier(name)) {
+      ctx.error(it->first, fmt::format("env: {} is not a variable name (letters, digits and '_')", describe_node(it->first)));
+      continue;
+    }
+    if (!it->second.IsScalar()) {
+      ctx.error(it->second, fmt::format("env: {} needs a value (a string or a number), got {}", name,
+                                        describe_node(it->second)));
+      continue;
+    }
+    ctx.exp.env.emplace_back(name, it->second.Scalar());
+  }
+}
+
 void load_events(LoadContext& ctx, const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return;
   if (!node.IsMap()) {
@@ -130,7 +152,7 @@ int64_t load_count(LoadContext& ctx, MapReader& top, std::string_view key, int64
 
 void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& options) {
   MapReader top(ctx, root, "the experiment",
-                {"name", "description?", "params?", "repeat?", "warmup?", "streams?", "buffers?", "events?",
+                {"name", "description?", "params?", "env?", "repeat?", "warmup?", "streams?", "buffers?", "events?",
                  "ops", "checks?", "expect?"});
   if (!top.ok() || root.IsNull()) {
     if (root.IsNull()) ctx.diags.error({ctx.exp.file, 1, 1}, "the experiment is empty; expected a mapping with "
@@ -142,6 +164,7 @@ void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& optio
   load_params(ctx, top.get("params"), options);
   ctx.exp.repeat = load_count(ctx, top, "repeat", ctx.exp.repeat, 1);
   ctx.exp.warmup = load_count(ctx, top, "warmup", ctx.exp.warmup, 0);
+  load_env(ctx, top.get("env"));
   load_streams(ctx, top.get("streams"));
   load_buffers(ctx, top.get("buffers"));
   load_events(ctx, top.get("events"));

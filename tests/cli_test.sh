@@ -36,6 +36,8 @@ expect run-missing-file 2 'cannot read the experiment file' -- "$bin" run no/suc
 expect set-unknown 2 "--set M=3: the experiment has no param 'M' \(params: N\)" -- \
   "$bin" run experiments/01_one_transpose.yaml --set M=3 --backend host
 expect set-malformed 2 "expected NAME=VALUE" -- "$bin" run experiments/01_one_transpose.yaml --set N --backend host
+expect env 0 'env: LD_STREAMLAB_TEST=yes \(from the experiment' -- "$bin" run tests/data/env.yaml --backend host
+expect env-bad 2 'env: STREAMLAB_X needs a value' -- "$bin" run tests/bad/69_env_not_scalar.yaml --backend host
 expect unknown-command 2 "unknown command 'rnu'; did you mean 'run'\?" -- "$bin" rnu
 expect bad-backend 2 'backend' -- "$bin" run experiments/01_one_transpose.yaml --backend gpu
 expect run-host-pass 0 'PASS  transpose\(h_in -> h_out\)' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=64

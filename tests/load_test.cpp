@@ -156,3 +156,8 @@ ops:
   CHECK(e.ops[0].stream == 3);
   CHECK(e.ops[2].stream == 3);
 }
+
+TEST_CASE("load: env keeps its variables in order, values as written") {
+  Experiment e = load_string("name: e\nenv: {CUDA_DEVICE_MAX_CONNECTIONS: 1, B: text}\nops: []\n", "e.yaml");
+  CHECK(e.env == std::vector<std::pair<std::string, std::string>>{{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}, {"B", "text"}});
+}
