@@ -36,6 +36,7 @@ struct RunArgs {
   bool no_gate = false;
   int device = 0;
   std::string json, csv, trace, html;  // report files; "-" is stdout
+  bool print = false;                  // check --print: the expanded op list
 };
 
 LoadOptions load_options(const std::vector<std::string>& sets) {
@@ -132,6 +133,7 @@ int cmd_check(const RunArgs& args) {
   std::cout << fmt::format("{}: ok: '{}', {} ops, {} buffers, {} streams, {} events, {} checks\n", exp.file, exp.name,
                            exp.ops.size(), exp.buffers.size(), exp.streams.size() - 1, exp.events.size(),
                            exp.checks.size());
+  if (args.print) std::cout << format_op_list(exp);
   return kExitOk;
 }
 
@@ -211,6 +213,7 @@ int run_cli(int argc, char** argv) {
   add_run_options(run, args);
   auto* check = app.add_subcommand("check", "Load and check an experiment without running it");
   check->add_option("experiment", args.file, "Experiment YAML file")->required();
+  check->add_flag("--print", args.print, "Print the op list as expanded from arrays and loops");
   add_set_option(check, args.sets);
   app.add_subcommand("list", "List the ops, kernels and checks an experiment can use");
   try {

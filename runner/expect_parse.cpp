@@ -140,6 +140,7 @@ class Parser {
     }
     std::string name = word();
     if (name.empty()) fail(begin, fmt::format("{}: expected {}", call.op, kind == ExpectArg::op ? "an op id" : "a stream name"));
+    name += index_suffix();
     call.refs.push_back(kind == ExpectArg::op ? op_index(name, begin) : stream_index(name, begin));
   }
 
@@ -212,6 +213,17 @@ class Parser {
     skip_space();
     if (pos_ >= text_.size() || text_[pos_] != c) fail(pos_, fmt::format("expected '{}': {}", c, why));
     ++pos_;
+  }
+
+  // "[3]" for `[EXPR]` after a name (an element of an array, an op of a loop), else "".
+  std::string index_suffix() {
+    if (pos_ >= text_.size() || text_[pos_] != '[') return "";
+    size_t close = text_.find(']', pos_);
+    if (close == std::string_view::npos) fail(pos_, "expected ']' after the index");
+    auto v = evaluate(text_.substr(pos_ + 1, close - pos_ - 1), params_);
+    if (auto* e = std::get_if<ExprError>(&v)) fail(pos_ + 1 + e->offset, e->message);
+    pos_ = close + 1;
+    return fmt::format("[{}]", std::get<int64_t>(v));
   }
 
   std::string word() {

@@ -80,11 +80,14 @@ void load_streams(LoadContext& ctx, const YAML::Node& node) {
     }
     if (!check_declared_name(ctx, it->first, ctx.exp.streams, "stream")) continue;
     Stream s{.name = it->first.Scalar(), .loc = ctx.loc(it->first)};
-    MapReader r(ctx, it->second, fmt::format("stream '{}'", s.name), {"flags?", "priority?"});
+    MapReader r(ctx, it->second, fmt::format("stream '{}'", s.name), {"flags?", "priority?", "array?"});
     if (r.has("flags"))
       s.non_blocking = ctx.choice(r.get("flags"), "stream flags", {"blocking", "non-blocking"}).value_or(0) == 1;
     if (r.has("priority")) s.priority = ctx.integer(r.get("priority"), "stream priority");
-    ctx.exp.streams.push_back(std::move(s));
+    for (const auto& name : array_names(ctx, r, s.name)) {
+      s.name = name;
+      ctx.exp.streams.push_back(s);
+    }
   }
 }
 

@@ -131,7 +131,7 @@ void load_buffer(LoadContext& ctx, const YAML::Node& key, const YAML::Node& valu
   Buffer b;
   b.name = key.Scalar();
   b.loc = ctx.loc(key);
-  MapReader r(ctx, value, fmt::format("buffer '{}'", b.name), {"type", "memory", "shape?", "count?", "init?"});
+  MapReader r(ctx, value, fmt::format("buffer '{}'", b.name), {"type", "memory", "shape?", "count?", "init?", "array?"});
   // Declared even when invalid, so that uses of the name are not reported as unknown; a size of
   // 0 bytes tells later checks that this buffer already has an error.
   if (!r.ok()) {
@@ -142,7 +142,10 @@ void load_buffer(LoadContext& ctx, const YAML::Node& key, const YAML::Node& valu
   b.memory = static_cast<MemoryKind>(ctx.choice(r.require("memory"), "memory", kMemory).value_or(0));
   load_extent(ctx, r, b);
   if (r.has("init")) load_init(ctx, r.get("init"), b);
-  ctx.exp.buffers.push_back(std::move(b));
+  for (const auto& name : array_names(ctx, r, b.name)) {  // every element alike
+    b.name = name;
+    ctx.exp.buffers.push_back(b);
+  }
 }
 
 }  // namespace

@@ -21,6 +21,24 @@ void LoadContext::error(const YAML::Node& node, std::string message) {
   diags.error(loc(node), std::move(message));
 }
 
+// 1 to this many elements in an `array:` of streams or buffers.
+constexpr int64_t kMaxArray = 4096;
+
+
+// With `array: E`, the names NAME[0] .. NAME[E-1]; without, NAME alone.
+std::vector<std::string> array_names(LoadContext& ctx, MapReader& r, const std::string& name) {
+  if (!r.has("array")) return {name};
+  auto size = ctx.integer(r.get("array"), "array");
+  if (!size) return {};
+  if (*size < 1 || *size > kMaxArray) {
+    ctx.error(r.get("array"), fmt::format("array: {} elements; expected 1..{}", *size, kMaxArray));
+    return {};
+  }
+  std::vector<std::string> names;
+  for (int64_t i = 0; i < *size; ++i) names.push_back(fmt::format("{}[{}]", name, i));
+  return names;
+}
+
 bool is_identifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
@@ -66,6 +84,20 @@ std::optional<double> LoadContext::number(const YAML::Node& node, std::string_vi
   return std::nullopt;
 }
 
+std::optional<std::string> LoadContext::indexed_name(const YAML::Node& node, std::string_view what) {
+  auto text = scalar(node, what);
+  if (!text) return std::nullopt;
+  size_t open = text->find('[');
+  if (open == std::string::npos || text->back() != ']') return text;
+  auto result = evaluate(std::string_view(*text).substr(open + 1, text->size() - open - 2), params);
+  if (auto* value = std::get_if<int64_t>(&result)) return fmt::format("{}[{}]", text->substr(0, open), *value);
+  const auto& e = std::get<ExprError>(result);
+  SourceLoc at = loc(node);
+  at.col += static_cast<int>(open + 1 + e.offset) + (node.Tag() == "!" ? 1 : 0);
+  diags.error(at, fmt::format("{} index: {}", what, e.message));
+  return std::nullopt;
+}
+
 std::optional<std::string> LoadContext::scalar(const YAML::Node& node, std::string_view what) {
   if (!node.IsDefined()) return std::nullopt;
   if (node.IsScalar()) return node.Scalar();
@@ -87,11 +119,20 @@ std::optional<size_t> LoadContext::choice(const YAML::Node& node, std::string_vi
 template <class T>
 std::optional<int> LoadContext::lookup(const YAML::Node& node, std::string_view kind,
                                        const std::vector<T>& items) {
-  auto name = scalar(node, kind);
+  auto name = indexed_name(node, kind);
   if (!name) return std::nullopt;
   std::vector<std::string> names;
   for (const auto& item : items) names.push_back(item.name);
   if (int i = index_of(names, *name); i >= 0) return i;
+  if (size_t open = name->find('['); open != std::string::npos) {  // an index past an array's end?
+    std::string base = name->substr(0, open + 1);
+    int64_t size = std::count_if(names.begin(), names.end(), [&](const std::string& n) { return n.rfind(base, 0) == 0; });
+    if (size > 0) {
+      error(node, fmt::format("{} {} is outside the array: '{}' has {} elements, {}0] to {}{}]", kind, *name,
+                              base.substr(0, open), size, base, base, size - 1));
+      return std::nullopt;
+    }
+  }
   error(node, unknown_name(kind, *name, names, std::string(kind) + "s"));
   return std::nullopt;
 }

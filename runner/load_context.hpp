@@ -29,6 +29,8 @@ class LoadContext {
   std::optional<double> number(const YAML::Node& node, std::string_view what);
   // A plain scalar string.
   std::optional<std::string> scalar(const YAML::Node& node, std::string_view what);
+  // A name, where `NAME[EXPR]` (an element of an array; an op id in a loop) becomes NAME[value].
+  std::optional<std::string> indexed_name(const YAML::Node& node, std::string_view what);
   // One of `choices`; returns its index.
   std::optional<size_t> choice(const YAML::Node& node, std::string_view what,
                                const std::vector<std::string>& choices);
@@ -87,6 +89,9 @@ class MapReader {
 };
 
 bool is_identifier(const std::string& s);
+
+// The names a declaration makes: NAME, or with `array: E` (read from `r`) NAME[0] .. NAME[E-1].
+std::vector<std::string> array_names(LoadContext& ctx, MapReader& r, const std::string& name);
 
 // What the node holds, for "expected X, got Y" messages: "a mapping", "a list", "'abc'".
 std::string describe_node(const YAML::Node& node);

@@ -26,10 +26,11 @@ std::vector<std::string> op_keys(const OpKind& kind) {
 void read_id(MapReader& r, Op& op, int number) {
   op.id = fmt::format("{}#{}", op.kind->name, number);
   if (!r.has("id")) return;
-  auto id = r.ctx.scalar(r.get("id"), "id");
+  auto id = r.ctx.indexed_name(r.get("id"), "id");  // `k[i]` in a loop
   if (!id) return;
-  if (!is_identifier(*id)) {
-    r.ctx.error(r.get("id"), fmt::format("id '{}' is not an identifier (letters, digits and '_')", *id));
+  if (!is_identifier(id->substr(0, id->find('[')))) {
+    r.ctx.error(r.get("id"), fmt::format("id '{}' is not an identifier (letters, digits and '_', with an "
+                                         "optional [index])", *id));
     return;
   }
   for (const Op& earlier : r.ctx.exp.ops)
@@ -40,7 +41,44 @@ void read_id(MapReader& r, Op& op, int number) {
   op.id = *id;
 }
 
-void load_op(LoadContext& ctx, const YAML::Node& item, int number) {
+void load_op(LoadContext& ctx, const YAML::Node& item);
+
+constexpr int64_t kMaxExpandedOps = 100'000;
+
+// `- loop: {var: i, count: E, ops: [...]}`: the body once per value 0 .. E-1 of `var`, a param
+// inside it; loops nest.
+void load_loop(LoadContext& ctx, const YAML::Node& body) {
+  MapReader r(ctx, body, "loop", {"var", "count", "ops"});
+  if (!r.ok()) return;
+  auto var = ctx.scalar(r.require("var"), "loop var");
+  auto count = ctx.integer(r.require("count"), "loop count");
+  YAML::Node ops = r.require("ops");
+  if (!var || !count || !ops.IsDefined()) return;
+  if (!is_identifier(*var) || ctx.params.contains(*var)) {
+    ctx.error(r.get("var"), fmt::format("loop var '{}' {}", *var, is_identifier(*var) ? "is already a param" :
+                                        "is not an identifier"));
+    return;
+  }
+  if (*count < 0 || static_cast<int64_t>(ctx.exp.ops.size()) + *count > kMaxExpandedOps) {
+    ctx.error(r.get("count"), fmt::format("loop count {}; expected 0 or more, and at most {} ops in all", *count,
+                                          kMaxExpandedOps));
+    return;
+  }
+  if (!ops.IsSequence()) {
+    ctx.error(ops, fmt::format("loop ops: expected a list of ops, got {}", describe_node(ops)));
+    return;
+  }
+  size_t errors = ctx.diags.items().size();
+  for (int64_t v = 0; v < *count; ++v) {
+    ctx.params[*var] = v;
+    for (const auto& item : ops) load_op(ctx, item);
+    if (ctx.diags.items().size() > errors) break;  // the same mistake once, not once per iteration
+  }
+  ctx.params.erase(*var);
+}
+
+void load_op(LoadContext& ctx, const YAML::Node& item) {
+  int number = static_cast<int>(ctx.exp.ops.size()) + 1;
   if (!item.IsMap() || item.size() != 1) {
     ctx.error(item, fmt::format("expected one op per list item, as `- KIND: {{fields}}` (e.g. `- deviceSynchronize: "
                                 "{{}}`), got {}", item.IsMap() ? fmt::format("a mapping of {} keys", item.size())
@@ -49,9 +87,10 @@ void load_op(LoadContext& ctx, const YAML::Node& item, int number) {
   }
   auto entry = *item.begin();
   std::string name = entry.first.IsScalar() ? entry.first.Scalar() : "";
+  if (name == "loop") return load_loop(ctx, entry.second);
   const OpKind* kind = find_op_kind(name);
   if (!kind) {
-    ctx.error(entry.first, fmt::format("unknown op '{}'{} (ops: {})", name, did_you_mean(name, op_names()),
+    ctx.error(entry.first, fmt::format("unknown op '{}'{} (ops: {}; and loop)", name, did_you_mean(name, op_names()),
                                        join(op_names())));
     return;
   }
@@ -94,8 +133,7 @@ void load_ops(LoadContext& ctx, const YAML::Node& node) {
     ctx.error(node, fmt::format("ops: expected a list of ops (`- KIND: {{fields}}`), got {}", describe_node(node)));
     return;
   }
-  int number = 0;
-  for (const auto& item : node) load_op(ctx, item, ++number);
+  for (const auto& item : node) load_op(ctx, item);
   check_lifetimes(ctx);
 }
 

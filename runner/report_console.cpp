@@ -151,6 +151,14 @@ std::string expectations(const RunRecord& run) {
 
 }  // namespace
 
+std::string format_op_list(const Experiment& exp) {
+  RunRecord nothing_run;
+  nothing_run.backend = "host";  // no timing columns
+  RunFigures nothing_measured;
+  nothing_measured.ops.resize(exp.ops.size());
+  return op_table(exp, nothing_run, nothing_measured);
+}
+
 std::string format_console_report(const Experiment& exp, const RunRecord& run) {
   return header(exp, run) + op_table(exp, run, run.figures) + spans(run) + concurrency(exp, run.figures) + checks(run) +
          expectations(run);

@@ -161,3 +161,37 @@ TEST_CASE("load: env keeps its variables in order, values as written") {
   Experiment e = load_string("name: e\nenv: {CUDA_DEVICE_MAX_CONNECTIONS: 1, B: text}\nops: []\n", "e.yaml");
   CHECK(e.env == std::vector<std::pair<std::string, std::string>>{{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}, {"B", "text"}});
 }
+
+TEST_CASE("load: arrays of streams and buffers, and loops expanded with their variable as a param") {
+  Experiment e = load_string(R"(name: pipeline
+params: {K: 3, C: 4}
+streams:
+  s: {array: K, flags: non-blocking}
+buffers:
+  h: {type: float32, count: K*C, memory: pinned, init: sequence}
+  d: {type: float32, count: C, memory: device, array: K}
+ops:
+  - loop:
+      var: i
+      count: K
+      ops:
+        - memcpyAsync: {id: "up[i]", dst: "d[i]", src: {buffer: h, offset: i*C, count: C}, stream: "s[i]"}
+        - loop: {var: j, count: 2, ops: [{launch: {kernel: scale, grid: 1, block: 4, stream: "s[i]", args: {x: "d[i]", factor: j + 2}}}]}
+  - deviceSynchronize: {}
+expect:
+  - "duration(up[K - 1]) > 0"
+)", "pipeline.yaml");
+  REQUIRE(e.streams.size() == 4);
+  CHECK(e.streams[3].name == "s[2]");
+  CHECK(e.streams[3].non_blocking);
+  REQUIRE(e.buffers.size() == 4);
+  CHECK(e.buffers[2].name == "d[1]");
+  REQUIRE(e.ops.size() == 10);
+  CHECK(e.ops[3].id == "up[1]");
+  CHECK(e.ops[3].src.offset == 4);
+  CHECK(e.ops[3].dst.buffer == 2);
+  CHECK(e.ops[5].args[1].real == 3);   // i = 1, j = 1
+  CHECK(e.ops[5].stream == 2);
+  CHECK(e.ops[4].id == "launch#5");  // ids by position in the expanded list
+  CHECK(e.params.size() == 2);  // loop variables do not outlive their loops
+}
