@@ -350,8 +350,12 @@ void load_check(LoadContext& ctx, const YAML::Node& item) {
   CheckSpec spec;
   spec.kind = k.info.name;
   spec.loc = ctx.loc(entry.first);
-  MapReader r(ctx, entry.second, fmt::format("check '{}'", k.info.name), k.keys);
+  std::vector<std::string> keys = k.keys;
+  keys.emplace_back("expect?");
+  MapReader r(ctx, entry.second, fmt::format("check '{}'", k.info.name), keys);
   if (!r.ok()) return;
+  if (r.has("expect"))
+    spec.expect_mismatch = ctx.choice(r.get("expect"), "check expect", {"match", "mismatch"}).value_or(0) == 1;
   k.parse(ctx, r, spec);
   check_not_freed(ctx, entry.first, spec);
   ctx.exp.checks.push_back(spec);
@@ -368,15 +372,22 @@ void load_checks(LoadContext& ctx, const YAML::Node& node) {
   for (const auto& item : node) load_check(ctx, item);
 }
 
-CheckResult run_check(const Experiment& exp, const CheckSpec& check, const BufferContents& contents) {
-  for (const auto& k : check_table())
-    if (k.info.name == check.kind) return k.run(exp, check, contents);
+CheckResult run_check(const Experiment& exp, const CheckSpec& check, const BufferContents& contents, bool gpu_results) {
+  for (const auto& k : check_table()) {
+    if (k.info.name != check.kind) continue;
+    if (!check.expect_mismatch) return k.run(exp, check, contents);
+    CheckResult r = k.run(exp, check, contents);
+    r.title += " (expecting a mismatch)";
+    if (!gpu_results) return {r.title, false, "not evaluated: the host backend computes the right result", false};
+    if (r.passed) return {r.title, false, "every element matched, so the wrong result did not show this time"};
+    return {r.title, true, "as expected: " + r.detail};
+  }
   return {check.kind, false, "unknown check kind"};
 }
 
-std::vector<CheckResult> run_checks(const Experiment& exp, const BufferContents& contents) {
+std::vector<CheckResult> run_checks(const Experiment& exp, const BufferContents& contents, bool gpu_results) {
   std::vector<CheckResult> results;
-  for (const auto& c : exp.checks) results.push_back(run_check(exp, c, contents));
+  for (const auto& c : exp.checks) results.push_back(run_check(exp, c, contents, gpu_results));
   return results;
 }
 

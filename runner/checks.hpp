@@ -23,11 +23,13 @@ struct CheckResult {
   std::string title;   // e.g. "transpose(h_in1 -> h_out1)"
   bool passed = false;
   std::string detail;  // the first mismatch and how many elements differ; empty when passed
+  bool evaluated = true;  // false: not evaluated (why in detail); counts as neither passed nor failed
 };
 
 void load_checks(LoadContext& ctx, const YAML::Node& node);
-CheckResult run_check(const Experiment& exp, const CheckSpec& check, const BufferContents& contents);
-std::vector<CheckResult> run_checks(const Experiment& exp, const BufferContents& contents);
+// `gpu_results`: the contents come from the GPU (checks that expect a mismatch need them).
+CheckResult run_check(const Experiment& exp, const CheckSpec& check, const BufferContents& contents, bool gpu_results);
+std::vector<CheckResult> run_checks(const Experiment& exp, const BufferContents& contents, bool gpu_results);
 
 struct CheckKindInfo {
   std::string_view name, fields, summary;

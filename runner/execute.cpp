@@ -4,7 +4,7 @@ namespace streamlab {
 
 bool RunRecord::checks_passed() const {
   for (const auto& c : checks)
-    if (!c.passed) return false;
+    if (c.evaluated && !c.passed) return false;
   return true;
 }
 
@@ -30,7 +30,7 @@ RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptio
   for (int64_t i = 0; i < options.repeat; ++i) record.reps.push_back(backend.run_repetition()), done(options.warmup + i + 1);
   backend.finish(record.reps);
   record.notes = backend.notes();
-  record.checks = run_checks(exp, [&](int index) { return backend.contents(index); });
+  record.checks = run_checks(exp, [&](int index) { return backend.contents(index); }, backend.measures_device_time());
   record.figures = run_figures(exp, record);
   record.expectations = evaluate_expectations(exp, record);
   return record;

@@ -117,6 +117,9 @@ struct CheckSpec {
   // reference, per kernel parameter: the range whose initial contents it computes on, and for
   // the parameters it writes, the range its result is compared with at the end.
   std::vector<BufferRange> args, outputs;
+  // `expect: mismatch`: the check shows a wrong result (a race): it passes when the contents do
+  // not match. Only GPU results can show one; on the host backend it is not evaluated.
+  bool expect_mismatch = false;
 };
 
 // One line of `expect:`: a condition over the run's measured medians, parsed at load.

@@ -124,11 +124,15 @@ std::string checks(const RunRecord& run) {
   if (run.checks.empty()) return "\nchecks: none\n";
   std::string out = "\nchecks\n";
   size_t passed = 0;
+  size_t skipped = 0;
   for (const auto& c : run.checks) {
     passed += c.passed;
-    out += c.passed ? fmt::format("  PASS  {}\n", c.title) : fmt::format("  FAIL  {}: {}\n", c.title, c.detail);
+    skipped += !c.evaluated;
+    std::string_view tag = !c.evaluated ? "----" : c.passed ? "PASS" : "FAIL";
+    out += c.detail.empty() ? fmt::format("  {}  {}\n", tag, c.title) : fmt::format("  {}  {}: {}\n", tag, c.title, c.detail);
   }
-  out += fmt::format("\n{} of {} checks passed\n", passed, run.checks.size());
+  out += fmt::format("\n{} of {} checks passed{}\n", passed, run.checks.size(),
+                     skipped ? fmt::format(", {} not evaluated", skipped) : "");
   return out;
 }
 

@@ -139,8 +139,9 @@ std::string figure_rows(const Experiment& exp, const RunRecord& run, const RunFi
 std::string verdicts(const RunRecord& run) {
   std::string out = "<h2>Checks and expectations</h2>\n<table>";
   for (const auto& c : run.checks)
-    out += fmt::format("<tr><td class='{}'>{}</td><td>{}</td><td>{}</td></tr>", c.passed ? "pass" : "fail",
-                       c.passed ? "PASS" : "FAIL", escape(c.title), escape(c.detail));
+    out += fmt::format("<tr><td class='{}'>{}</td><td>{}</td><td>{}</td></tr>",
+                       !c.evaluated ? "skip" : c.passed ? "pass" : "fail",
+                       !c.evaluated ? "not evaluated" : c.passed ? "PASS" : "FAIL", escape(c.title), escape(c.detail));
   for (const auto& e : run.expectations) {
     using S = ExpectationResult::Status;
     std::string_view tag = e.status == S::passed ? "PASS" : e.status == S::failed ? "FAIL" : "not evaluated";

@@ -102,7 +102,8 @@ json expectations_json(const RunRecord& run) {
 
 json checks_json(const RunRecord& run) {
   json out = json::array();
-  for (const auto& c : run.checks) out.push_back({{"title", c.title}, {"passed", c.passed}, {"detail", c.detail}});
+  for (const auto& c : run.checks)
+    out.push_back({{"title", c.title}, {"passed", c.passed}, {"evaluated", c.evaluated}, {"detail", c.detail}});
   return out;
 }
 
