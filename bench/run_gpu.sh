@@ -15,16 +15,37 @@ bash tests/cli_test.sh "$bin" . 2>&1 | tail -3
 
 span() { grep -Eo 'span \(host[^)]*\) +median +[0-9.]+' "$1" | grep -Eo '[0-9.]+$'; }
 
-echo "== experiments"
-for f in experiments/*.yaml experiments/claims/*.yaml; do
-  sizes="-"
-  grep -q "params: {N:" "$f" && sizes="1024 8192"
-  for n in $sizes; do
-    log="$logs/$(basename "$f" .yaml)_N$n.log"
-    set_n=(); [[ $n != - ]] && set_n=(--set N=$n)
-    "$bin" run "$f" "${set_n[@]}" --backend cuda >"$log" 2>&1
-    echo "rc=$? $(grep -c PASS "$log") PASS $(grep -c FAIL "$log") FAIL  span $(span "$log") ms  $f N=$n"
-  done
+run_one() {  # run_one LOG FILE [ARGS...]: one experiment on the cuda backend, a summary line
+  local log=$1 f=$2
+  shift 2
+  "$bin" run "$f" "$@" --backend cuda >"$log" 2>&1
+  echo "rc=$? $(grep -c PASS "$log") PASS $(grep -c FAIL "$log") FAIL  span $(span "$log") ms  $f $*"
+}
+
+echo "== experiments (C6 at N=1024 and N=8192)"
+for f in experiments/*.yaml; do
+  for n in 1024 8192; do run_one "$logs/$(basename "$f" .yaml)_N$n.log" "$f" --set N=$n; done
+done
+for pass in 1 2 3; do
+  echo "== claims experiments, run $pass of 3"
+  for f in experiments/claims/*.yaml; do run_one "$logs/$(basename "$f" .yaml)_run$pass.log" "$f"; done
+done
+echo "== C12 pipeline for K = 1, 2, 4, 8: span of the pipeline (end of out[K-1] - start of in[0])"
+for k in 1 2 4 8; do
+  "$bin" run experiments/claims/c12_chunked_pipeline.yaml --set K=$k --backend cuda --json "$logs/c12_K$k.json" \
+    >"$logs/c12_K$k.log" 2>&1
+  echo "K=$k rc=$? $(python3 - "$logs/c12_K$k.json" "$k" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); k = int(sys.argv[2])
+ops = {o["id"]: o for o in d["ops"]}
+med = lambda i, f: sorted(ops[i]["samples"][f])[len(ops[i]["samples"][f]) // 2]
+starts, ends = ops["in[0]"]["samples"]["start_ms"], ops[f"out[{k-1}]"]["samples"]["end_ms"]
+pipe = sorted(e - s for s, e in zip(starts, ends))[len(starts) // 2]
+base = sorted(e - s for s, e in zip(ops["base_in"]["samples"]["start_ms"], ops["base_out"]["samples"]["end_ms"]))[len(starts) // 2]
+print(f"pipeline {pipe:.3f} ms  baseline {base:.3f} ms  copy in {ops['base_in']['device_ms']['median']:.3f} ms  "
+      f"copy out {ops['base_out']['device_ms']['median']:.3f} ms  pipeline/baseline {pipe / base:.3f}")
+PY
+)"
 done
 
 # The ratios come from bench/compare, which runs each experiment and its hand-written program
@@ -33,5 +54,5 @@ done
 # events the runner also pays an event pair per op. CUPTI is left out: it would trace both sides.
 for timer in none events; do
   echo "== runner vs hand-written, timer $timer"
-  "$benchdir/compare" --timer "$timer" 2>&1 | tee "$logs/compare_$timer.log"
+  "$benchdir/compare" --timer "$timer" --seconds "${COMPARE_SECONDS:-10}" 2>&1 | tee "$logs/compare_$timer.log"
 done

@@ -137,6 +137,9 @@ class CudaBackend final : public Backend {
   std::span<const std::byte> contents(int index) override {
     const Buffer& b = exp_.buffers[index];
     auto* p = static_cast<std::byte*>(state_.buffers[index]);
+    if (!p)
+      throw RunError(fmt::format("buffer '{}' has no contents at the end of the run: op '{}' freed it", b.name,
+                                 b.free_op >= 0 ? exp_.ops[b.free_op].id : "?"));
     if (host_accessible(b.memory)) return {p, static_cast<size_t>(b.bytes)};
     // One staging copy per buffer: a check reads two buffers' contents at once.
     staging_.resize(exp_.buffers.size());

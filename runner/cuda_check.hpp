@@ -17,12 +17,17 @@ class CudaError : public std::runtime_error {
   cudaError_t code;
 };
 
+// A failed call also leaves its error as the thread's "last error", which the next kernel
+// launch's cudaGetLastError() would report as its own; it is cleared here, so it is reported
+// once, by the call that failed.
 inline void cuda_check(cudaError_t code, const char* call) {
-  if (code != cudaSuccess) throw CudaError(code, call);
+  if (code == cudaSuccess) return;
+  static_cast<void>(cudaGetLastError());
+  throw CudaError(code, call);
 }
 
 }  // namespace streamlab
 
 #define STREAMLAB_CUDA(call) ::streamlab::cuda_check((call), #call)
 // For destructors: a failure to release is not worth an exception during unwinding.
-#define STREAMLAB_CUDA_NOEXCEPT(call) static_cast<void>(call)
+#define STREAMLAB_CUDA_NOEXCEPT(call) static_cast<void>((call) == cudaSuccess || cudaGetLastError())

@@ -74,6 +74,9 @@ class HostBackend final : public Backend {
   }
 
   std::span<const std::byte> contents(int buffer) override {
+    if (!state_.buffers[buffer])
+      throw RunError(fmt::format("buffer '{}' has no contents at the end of the run: an op freed it",
+                                 exp_.buffers[buffer].name));
     return {state_.buffers[buffer], static_cast<size_t>(exp_.buffers[buffer].bytes)};
   }
 
