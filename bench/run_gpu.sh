@@ -52,7 +52,7 @@ done
 # repetition for repetition in one process, so that the host's drift falls on both alike. The
 # acceptance figure uses --timer none (spans alone, as the hand-written program measures); with
 # events the runner also pays an event pair per op. CUPTI is left out: it would trace both sides.
-for timer in none events; do
+for timer in ${COMPARE_TIMERS:-none}; do  # COMPARE_TIMERS="none events" adds the events timer
   echo "== runner vs hand-written, timer $timer"
   "$benchdir/compare" --timer "$timer" --seconds "${COMPARE_SECONDS:-10}" 2>&1 | tee "$logs/compare_$timer.log"
 done
