@@ -22,7 +22,6 @@ std::string describe_size(const Experiment& exp, const BufferRange& r) {
   return fmt::format("'{}' ({} {}, {} bytes)", range_name(exp, r), r.count, elem_type_name(b.type), range_bytes(exp, r));
 }
 
-bool whole(const Experiment& exp, const BufferRange& r) { return r.offset == 0 && r.count == exp.buffers[r.buffer].count; }
 
 void check_same_shape(MapReader& r, const Op& op) {
   const Experiment& exp = r.ctx.exp;
@@ -30,7 +29,7 @@ void check_same_shape(MapReader& r, const Op& op) {
   const Buffer& src = exp.buffers[op.src.buffer];
   if (range_bytes(exp, op.dst) != range_bytes(exp, op.src))
     r.ctx.error(r.node(), fmt::format("{} between {} of different sizes: dst {} and src {}", op.kind->name,
-                                      whole(exp, op.dst) && whole(exp, op.src) ? "buffers" : "ranges",
+                                      is_whole(exp, op.dst) && is_whole(exp, op.src) ? "buffers" : "ranges",
                                       describe_size(exp, op.dst), describe_size(exp, op.src)));
   else if (dst.type != src.type)
     r.ctx.error(r.node(), fmt::format("{} between buffers of different types: dst '{}' is {} and src '{}' is {}",

@@ -53,7 +53,7 @@ void CUDART_CB trampoline(void* data) {
 }
 
 void cuda_host_func(CudaState& s, const Op& op) {
-  size_t i = static_cast<size_t>(&op - s.exp.ops.data());
+  size_t i = op_index(s.exp, op);
   s.host_function_runs[i] = {&s, &op, 0, 0};
   STREAMLAB_CUDA(cudaLaunchHostFunc(s.streams[op.stream], trampoline, &s.host_function_runs[i]));
 }

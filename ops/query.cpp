@@ -15,19 +15,17 @@ constexpr std::string_view kEventQueryKeys[] = {"event"};
 void parse_stream_query(MapReader& r, Op& op) { op.stream = r.stream("stream", true); }
 void parse_event_query(MapReader& r, Op& op) { op.event = r.event("event"); }
 
-size_t index_of(const Experiment& exp, const Op& op) { return static_cast<size_t>(&op - exp.ops.data()); }
-
 // cudaSuccess: done; cudaErrorNotReady: not yet; anything else is a failure.
 void record(CudaState& s, const Op& op, cudaError_t e) {
   if (e != cudaSuccess && e != cudaErrorNotReady) STREAMLAB_CUDA(e);
-  s.answers[index_of(s.exp, op)] = e == cudaSuccess ? 1 : 0;
+  s.answers[op_index(s.exp, op)] = e == cudaSuccess ? 1 : 0;
 }
 
 void cuda_stream_query(CudaState& s, const Op& op) { record(s, op, cudaStreamQuery(s.streams[op.stream])); }
 void cuda_event_query(CudaState& s, const Op& op) { record(s, op, cudaEventQuery(s.events[op.event])); }
 
 // The host backend has done all earlier work by the time it gets here.
-void host_query(HostState& s, const Op& op) { s.answers[index_of(s.exp, op)] = 1; }
+void host_query(HostState& s, const Op& op) { s.answers[op_index(s.exp, op)] = 1; }
 
 std::string describe_stream(const Experiment& exp, const Op& op) { return exp.streams[op.stream].name; }
 std::string describe_event(const Experiment& exp, const Op& op) { return exp.events[op.event].name; }

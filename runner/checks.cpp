@@ -156,7 +156,7 @@ CheckResult run_reference(const Experiment& exp, const CheckSpec& c, const Buffe
 
 bool whole_2d(LoadContext& ctx, const YAML::Node& at, const BufferRange& r) {
   const Buffer& b = ctx.exp.buffers[r.buffer];
-  if (r.offset == 0 && r.count == b.count && b.shape.size() == 2) return true;
+  if (is_whole(ctx.exp, r) && b.shape.size() == 2) return true;
   ctx.error(at, fmt::format("transpose needs whole 2-D buffers (shape: [rows, cols]); {} is not one",
                             range_title(ctx.exp, r)));
   return false;

@@ -52,15 +52,17 @@ int64_t range_bytes(const Experiment& exp, const BufferRange& r) {
   return r.count * static_cast<int64_t>(elem_size(exp.buffers[r.buffer].type));
 }
 
+bool is_whole(const Experiment& exp, const BufferRange& r) {
+  return r.offset == 0 && r.count == exp.buffers[r.buffer].count;
+}
+
 std::string range_title(const Experiment& exp, const BufferRange& r) {
-  const Buffer& b = exp.buffers[r.buffer];
-  bool whole = r.offset == 0 && r.count == b.count;
-  return std::string(whole ? "buffer '" : "range '") + range_name(exp, r) + "'";
+  return std::string(is_whole(exp, r) ? "buffer '" : "range '") + range_name(exp, r) + "'";
 }
 
 std::string range_name(const Experiment& exp, const BufferRange& r) {
   const Buffer& b = exp.buffers[r.buffer];
-  if (r.offset == 0 && r.count == b.count) return b.name;
+  if (is_whole(exp, r)) return b.name;
   return b.name + "[" + std::to_string(r.offset) + ":" + std::to_string(r.offset + r.count) + "]";
 }
 

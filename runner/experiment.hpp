@@ -145,6 +145,10 @@ struct Experiment {
   std::vector<Expectation> expectations;
 };
 
+// Whether the range is its whole buffer.
+bool is_whole(const Experiment& exp, const BufferRange& r);
+// The position of `op` in exp.ops (op refers to an element of it).
+inline size_t op_index(const Experiment& exp, const Op& op) { return static_cast<size_t>(&op - exp.ops.data()); }
 // Byte offset and byte size of a range in its buffer.
 int64_t range_offset_bytes(const Experiment& exp, const BufferRange& r);
 int64_t range_bytes(const Experiment& exp, const BufferRange& r);

@@ -66,7 +66,7 @@ class HostBackend final : public Backend {
       s.issue_ms = ms_since(t0);
       op.kind->run_host(state_, op);
       s.return_ms = ms_since(t0);
-      s.answer = state_.answers[static_cast<size_t>(&op - exp_.ops.data())];
+      s.answer = state_.answers[op_index(exp_, op)];
       rep.ops.push_back(s);
     }
     rep.host_span_ms = ms_since(t0);
