@@ -2,6 +2,7 @@
 // The experiment IR: what load produces and everything downstream reads. Flat and resolved:
 // names are indices, expressions are values, every node keeps its file:line:col.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
