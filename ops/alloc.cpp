@@ -7,6 +7,8 @@
 #include "ops/ops.hpp"
 #include "runner/cuda_check.hpp"
 #include "runner/cuda_state.hpp"
+#include "runner/findings.hpp"
+#include "runner/happens_before.hpp"
 #include "runner/host_state.hpp"
 #include "runner/load_context.hpp"
 
@@ -120,26 +122,56 @@ std::string describe_alloc(const Experiment& exp, const Op& op) {
   return fmt::format("{} ({})", exp.buffers[op.dst.buffer].name, format_bytes(exp.buffers[op.dst.buffer].bytes));
 }
 
+// I4: cudaFree does an implicit cudaDeviceSynchronize.
+void order_free(HappensBefore& hb, const Experiment&, const Op&) { hb.sync_device(); }
+
+// Allocation calls that block the host or the device (cuda_semantics I2, I4, pitfalls 4 and 5):
+// a note, since an experiment may measure exactly that.
+void lint_blocking_alloc(const Experiment& exp, const Op& op, int index, Findings& out) {
+  const std::string& name = exp.buffers[op.dst.buffer].name;
+  std::string what, fix;
+  if (op.kind->name == "malloc") {
+    what = "cudaMalloc may synchronize the device, and costs host time in every repetition";
+    fix = fmt::format("declare '{}' without an allocating op (it lives for the whole run), or use mallocAsync", name);
+  } else if (op.kind->name == "free") {
+    what = "cudaFree waits for all work on the device (an implicit deviceSynchronize)";
+    fix = fmt::format("use freeAsync, or let '{}' live for the whole run", name);
+  } else if (op.kind->name == "mallocHost") {
+    what = "cudaMallocHost pins pages: tens of ms of host time in every repetition, a gap in the launches";
+    fix = fmt::format("declare '{}' pinned without an allocating op (it lives for the whole run)", name);
+  } else {
+    what = "cudaFreeHost may wait for the device";
+    fix = fmt::format("let '{}' live for the whole run", name);
+  }
+  Finding& f = out.add("blocking-alloc", op.loc, fmt::format("op '{}' ({} of '{}') inside the op list: {}", op.id,
+                                                             op.kind->name, name, what));
+  f.fix = fix;
+  f.ops = {index};
+}
+
 }  // namespace
 
 // cudaMalloc and cudaMallocHost may synchronize the device; cudaFree and cudaFreeHost do
 // (cuda_semantics.md): the host waits, so the start gate opens before them.
 const OpKind kMalloc = {"malloc", "cudaMalloc: allocate the (device) buffer here; it exists until its free",
-                        kKeys, parse_malloc, host_alloc, cuda_malloc, describe_alloc, always_blocks, no_bytes};
+                        kKeys, parse_malloc, host_alloc, cuda_malloc, describe_alloc, always_blocks, no_bytes,
+                        no_accesses, order_nothing, lint_blocking_alloc};
 const OpKind kFree = {"free", "cudaFree: free a buffer malloc or mallocAsync allocated; waits for the whole device",
-                      kKeys, parse_free_device, host_free, cuda_free, describe_alloc, always_blocks, no_bytes};
+                      kKeys, parse_free_device, host_free, cuda_free, describe_alloc, always_blocks, no_bytes,
+                      no_accesses, order_free, lint_blocking_alloc};
 const OpKind kMallocHost = {"mallocHost", "cudaMallocHost: allocate the (pinned) buffer here; it exists until freeHost",
                             kKeys, parse_malloc_host, host_alloc, cuda_malloc_host, describe_alloc, always_blocks,
-                            no_bytes};
+                            no_bytes, no_accesses, order_nothing, lint_blocking_alloc};
 const OpKind kFreeHost = {"freeHost", "cudaFreeHost: free a buffer mallocHost allocated; waits for the whole device",
-                          kKeys, parse_free_host, host_free, cuda_free_host, describe_alloc, always_blocks, no_bytes};
+                          kKeys, parse_free_host, host_free, cuda_free_host, describe_alloc, always_blocks, no_bytes,
+                          no_accesses, order_nothing, lint_blocking_alloc};
 const OpKind kMallocAsync = {"mallocAsync",
                              "cudaMallocAsync: allocate the (device) buffer in stream order; the host does not wait",
                              kAsyncKeys, parse_malloc_async, host_alloc, cuda_malloc_async, describe_alloc,
-                             never_blocks, no_bytes};
+                             never_blocks, no_bytes, no_accesses, order_in_stream};
 const OpKind kFreeAsync = {"freeAsync",
                            "cudaFreeAsync: free the buffer in stream order, once the stream's earlier work is done",
                            kAsyncKeys, parse_free_async, host_free, cuda_free_async, describe_alloc, never_blocks,
-                           no_bytes};
+                           no_bytes, no_accesses, order_in_stream};
 
 }  // namespace streamlab

@@ -7,6 +7,8 @@
 #include "ops/ops.hpp"
 #include "runner/cuda_check.hpp"
 #include "runner/cuda_state.hpp"
+#include "runner/findings.hpp"
+#include "runner/happens_before.hpp"
 #include "runner/host_state.hpp"
 #include "runner/load_context.hpp"
 
@@ -114,17 +116,54 @@ std::vector<Access> copy_accesses(const Experiment&, const Op& op) {
   return out;
 }
 
+// H1-H5: cudaMemcpy returns once the copy is done when it writes host memory, or reads pinned
+// memory into the device. From pageable memory it returns after staging, with the DMA maybe still
+// running (H1); device to device it returns at once (H4). Managed memory: version-dependent, so
+// no promise.
+bool copy_done_on_return(const Experiment& exp, const Op& op) {
+  MemoryKind src = exp.buffers[op.src.buffer].memory, dst = exp.buffers[op.dst.buffer].memory;
+  if (is_host_memory(dst)) return true;
+  return dst == MemoryKind::device && (src == MemoryKind::pinned || src == MemoryKind::mapped);
+}
+
+void order_copy(HappensBefore& hb, const Experiment& exp, const Op& op) {
+  hb.stream_op(op.stream);
+  if (copy_done_on_return(exp, op)) hb.host_waits_for_op();
+}
+
+// H5-H6: host to host is done on return; a pageable copy only "might be synchronous", so the
+// analysis promises nothing for it.
+void order_copy_async(HappensBefore& hb, const Experiment& exp, const Op& op) {
+  hb.stream_op(op.stream);
+  if (copy_direction(exp, op) == cudaMemcpyHostToHost) hb.host_waits_for_op();
+}
+
+void lint_copy_async(const Experiment& exp, const Op& op, int index, Findings& out) {
+  for (const BufferRange* r : {&op.src, &op.dst}) {
+    const Buffer& b = exp.buffers[r->buffer];
+    if (b.memory != MemoryKind::pageable) continue;
+    Finding& f = out.add("pageable-async", op.loc,
+                         fmt::format("memcpyAsync '{}' uses pageable memory ('{}'): the call may wait until the copy "
+                                     "is staged or done, so the host blocks and the copy overlaps nothing",
+                                     op.id, b.name));
+    f.fix = fmt::format("declare '{}' pinned (page-locked), so the copy can run asynchronously:\n"
+                        "buffers:\n  {}: {{memory: pinned, ...}}  # line {}", b.name, b.name, b.loc.line);
+    f.ops = {index};
+    return;
+  }
+}
+
 }  // namespace
 
 const OpKind kMemcpy = {
     "memcpy", "cudaMemcpy: copy src into dst (buffers or element ranges, same type and size); blocks the host; default stream",
-    kCopyKeys, parse_copy, host_copy, cuda_copy, describe_copy, copy_blocks, dst_bytes, copy_accesses};
+    kCopyKeys, parse_copy, host_copy, cuda_copy, describe_copy, copy_blocks, dst_bytes, copy_accesses, order_copy};
 
 const OpKind kMemcpyAsync = {
     "memcpyAsync",
     "cudaMemcpyAsync: copy src into dst in a stream (default: legacy); returns at once only for "
     "pinned or device memory",
     kCopyAsyncKeys, parse_copy_async, host_copy, cuda_copy_async, describe_copy, copy_async_blocks,
-    dst_bytes, copy_accesses};
+    dst_bytes, copy_accesses, order_copy_async, lint_copy_async};
 
 }  // namespace streamlab

@@ -3,6 +3,7 @@
 #include "ops/ops.hpp"
 #include "runner/cuda_check.hpp"
 #include "runner/cuda_state.hpp"
+#include "runner/happens_before.hpp"
 #include "runner/load_context.hpp"
 
 namespace streamlab {
@@ -36,17 +37,23 @@ void cuda_wait(CudaState& s, const Op& op) {
 
 void cuda_event_sync(CudaState& s, const Op& op) { STREAMLAB_CUDA(cudaEventSynchronize(s.events[op.event])); }
 
+void order_record(HappensBefore& hb, const Experiment&, const Op& op) { hb.record(op.event, op.stream); }
+void order_wait(HappensBefore& hb, const Experiment&, const Op& op) { hb.wait(op.stream, op.event); }
+void order_event_sync(HappensBefore& hb, const Experiment&, const Op& op) { hb.sync_event(op.event); }
+
 }  // namespace
 
 const OpKind kEventRecord = {
     "eventRecord", "cudaEventRecord: capture the work issued so far to stream (default: legacy) in event",
-    kRecordKeys, parse_record, host_no_op, cuda_record, describe_event, never_blocks, no_bytes};
+    kRecordKeys, parse_record, host_no_op, cuda_record, describe_event, never_blocks, no_bytes, no_accesses,
+    order_record};
 
 const OpKind kStreamWaitEvent = {
     "streamWaitEvent", "cudaStreamWaitEvent: later work in stream waits for the work event captured",
-    kWaitKeys, parse_wait, host_no_op, cuda_wait, describe_event, never_blocks, no_bytes};
+    kWaitKeys, parse_wait, host_no_op, cuda_wait, describe_event, never_blocks, no_bytes, no_accesses, order_wait};
 
 const OpKind kEventSynchronize = {"eventSynchronize", "cudaEventSynchronize: the host waits for the event's work",
-                                  kEventSyncKeys, parse_event_sync, host_no_op, cuda_event_sync, describe_event, always_blocks, no_bytes};
+                                  kEventSyncKeys, parse_event_sync, host_no_op, cuda_event_sync, describe_event, always_blocks, no_bytes,
+                                  no_accesses, order_event_sync};
 
 }  // namespace streamlab

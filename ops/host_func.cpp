@@ -15,10 +15,12 @@
 namespace streamlab {
 namespace {
 
-constexpr std::string_view kHostFuncKeys[] = {"fn", "us?", "stream?"};
-constexpr int kSleep = 0, kMark = 1;
-const std::vector<std::string> kFunctions = {"sleep", "mark"};
+constexpr std::string_view kHostFuncKeys[] = {"fn", "us?", "buffer?", "stream?"};
+constexpr int kSleep = 0, kMark = 1, kRead = 2;
+const std::vector<std::string> kFunctions = {"sleep", "mark", "read"};
 constexpr int64_t kMaxSleepUs = 10'000'000;  // 10 s, as spin
+
+void parse_read(MapReader& r, Op& op);
 
 void parse_host_func(MapReader& r, Op& op) {
   op.stream = r.stream("stream", false);
@@ -32,13 +34,41 @@ void parse_host_func(MapReader& r, Op& op) {
   } else if (r.has("us")) {
     r.ctx.error(r.get("us"), "us: only the sleep function takes a duration; mark records the time it runs");
   }
+  if (op.host_fn == kRead) parse_read(r, op);
+  else if (r.has("buffer"))
+    r.ctx.error(r.get("buffer"), "buffer: only the read function reads a buffer");
 }
 
-void run_function(const Op& op) {
+// read: the host function reads `buffer` as a callback consuming a result would, so the analyzer
+// knows host code reads it at that point of the stream.
+void parse_read(MapReader& r, Op& op) {
+  op.dst = r.range("buffer");
+  if (!op.dst.valid()) return;
+  const Buffer& b = r.ctx.exp.buffers[op.dst.buffer];
+  if (!host_accessible(b.memory))
+    r.ctx.error(r.get("buffer"), fmt::format("host function read needs memory the host can read (pinned, pageable, "
+                                             "managed or mapped); '{}' is device memory", b.name));
+}
+
+// Sums the bytes, volatile so that the read happens.
+void read_bytes(const void* p, int64_t bytes) {
+  const volatile unsigned char* c = static_cast<const unsigned char*>(p);
+  uint64_t sum = 0;
+  for (int64_t i = 0; i < bytes; ++i) sum += c[i];
+  volatile uint64_t keep = sum;
+  (void)keep;
+}
+
+void run_function(const Op& op, const void* buffer, int64_t bytes) {
   if (op.host_fn == kSleep) std::this_thread::sleep_for(std::chrono::microseconds(op.value));
+  if (op.host_fn == kRead) read_bytes(buffer, bytes);
 }
 
-void host_host_func(HostState&, const Op& op) { run_function(op); }
+int64_t read_size(const Experiment& exp, const Op& op) { return op.host_fn == kRead ? range_bytes(exp, op.dst) : 0; }
+
+void host_host_func(HostState& s, const Op& op) {
+  run_function(op, op.host_fn == kRead ? s.at(op.dst) : nullptr, read_size(s.exp, op));
+}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -48,7 +78,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 void CUDART_CB trampoline(void* data) {
   auto* run = static_cast<CudaState::HostFunctionRun*>(data);
   run->start_ms = ms_since(run->state->t0);
-  run_function(*run->op);
+  const Op& op = *run->op;
+  run_function(op, op.host_fn == kRead ? run->state->at(op.dst) : nullptr, read_size(run->state->exp, op));
   run->end_ms = ms_since(run->state->t0);
 }
 
@@ -58,15 +89,23 @@ void cuda_host_func(CudaState& s, const Op& op) {
   STREAMLAB_CUDA(cudaLaunchHostFunc(s.streams[op.stream], trampoline, &s.host_function_runs[i]));
 }
 
-std::string describe_host_func(const Experiment&, const Op& op) {
+std::string describe_host_func(const Experiment& exp, const Op& op) {
+  if (op.host_fn == kRead) return fmt::format("read({})", range_name(exp, op.dst));
   return op.host_fn == kSleep ? fmt::format("sleep({} us)", op.value) : "mark()";
+}
+
+std::vector<Access> host_func_accesses(const Experiment&, const Op& op) {
+  if (op.host_fn != kRead || !op.dst.valid()) return {};
+  return {{op.dst, false, true}};
 }
 
 }  // namespace
 
 const OpKind kLaunchHostFunc = {
     "launchHostFunc",
-    "cudaLaunchHostFunc: a host function in a stream (fn: sleep with us, or mark); the stream waits for it",
-    kHostFuncKeys, parse_host_func, host_host_func, cuda_host_func, describe_host_func, never_blocks, no_bytes};
+    "cudaLaunchHostFunc: a host function in a stream (fn: sleep with us, mark, or read with buffer); the "
+    "stream waits for it",
+    kHostFuncKeys, parse_host_func, host_host_func, cuda_host_func, describe_host_func, never_blocks, no_bytes,
+    host_func_accesses, order_in_stream};
 
 }  // namespace streamlab

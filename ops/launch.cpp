@@ -181,6 +181,6 @@ std::vector<Access> launch_accesses(const Experiment&, const Op& op) {
 const OpKind kLaunch = {"launch",
                         "kernel<<<grid, block, shared, stream>>>(args): a built-in kernel (see kernels below)",
                         kLaunchKeys, parse_launch, host_launch, cuda_launch, describe_launch, never_blocks,
-                        launch_bytes, launch_accesses};
+                        launch_bytes, launch_accesses, order_in_stream};
 
 }  // namespace streamlab

@@ -7,6 +7,7 @@
 #include "ops/ops.hpp"
 #include "runner/cuda_check.hpp"
 #include "runner/cuda_state.hpp"
+#include "runner/happens_before.hpp"
 #include "runner/host_state.hpp"
 #include "runner/load_context.hpp"
 
@@ -61,15 +62,21 @@ std::vector<Access> memset_accesses(const Experiment&, const Op& op) {
   return {{op.dst, true}};
 }
 
+// H8-H9: cudaMemset returns at once on device memory, and once done on a managed or mapped one.
+void order_memset(HappensBefore& hb, const Experiment& exp, const Op& op) {
+  hb.stream_op(op.stream);
+  if (exp.buffers[op.dst.buffer].memory != MemoryKind::device) hb.host_waits_for_op();
+}
+
 }  // namespace
 
 const OpKind kMemset = {"memset", "cudaMemset: set every byte of a device buffer to value (0..255); default stream",
                         kMemsetKeys, parse_memset, host_memset, cuda_memset, describe_memset,
-                        never_blocks, dst_bytes, memset_accesses};  // H8: device memory only
+                        never_blocks, dst_bytes, memset_accesses, order_memset};
 
 const OpKind kMemsetAsync = {"memsetAsync",
                              "cudaMemsetAsync: set every byte of a device buffer to value (0..255) in a stream",
                              kMemsetAsyncKeys, parse_memset_async, host_memset, cuda_memset_async, describe_memset,
-                             never_blocks, dst_bytes, memset_accesses};
+                             never_blocks, dst_bytes, memset_accesses, order_in_stream};
 
 }  // namespace streamlab

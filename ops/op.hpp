@@ -14,14 +14,22 @@ namespace streamlab {
 class MapReader;
 struct HostState;
 struct CudaState;
+class HappensBefore;  // runner/happens_before.hpp
+class Findings;       // runner/findings.hpp
 
 // One buffer range an op reads or writes on the device or the host.
 struct Access {
   BufferRange range;
   bool write = false;
+  bool host = false;  // made by host code (a host function), not by the device
 };
 
 inline std::vector<Access> no_accesses(const Experiment&, const Op&) { return {}; }
+// A host call that orders no device work (cudaMalloc, cudaStreamQuery, ...).
+inline void order_nothing(HappensBefore&, const Experiment&, const Op&) {}
+// Device work (or a marker) in op.stream, which the host does not wait for.
+void order_in_stream(HappensBefore& hb, const Experiment& exp, const Op& op);
+inline void no_lint(const Experiment&, const Op&, int, Findings&) {}
 
 struct OpKind {
   std::string_view name;     // the CUDA runtime API name without the `cuda` prefix
@@ -45,6 +53,12 @@ struct OpKind {
   // The buffer ranges it reads and writes (restoring initialised buffers between repetitions;
   // races between streams).
   std::vector<Access> (*accesses)(const Experiment&, const Op&) = no_accesses;
+  // What the op orders (cuda_semantics.md), told to the happens-before model: the stream it runs
+  // in, events it records or waits for, what the host waits for before the call returns.
+  void (*order)(HappensBefore&, const Experiment&, const Op&) = order_nothing;
+  // Pitfalls of the op on its own (`streamlab check`): a pageable async copy, an allocation in
+  // the op list. The int is the op's index.
+  void (*lint)(const Experiment&, const Op&, int, Findings&) = no_lint;
 };
 
 // Buffers that have an init and that some op writes: every repetition must start from their

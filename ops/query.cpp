@@ -3,6 +3,7 @@
 #include "ops/ops.hpp"
 #include "runner/cuda_check.hpp"
 #include "runner/cuda_state.hpp"
+#include "runner/happens_before.hpp"
 #include "runner/host_state.hpp"
 #include "runner/load_context.hpp"
 
@@ -30,6 +31,9 @@ void host_query(HostState& s, const Op& op) { s.answers[op_index(s.exp, op)] = 1
 std::string describe_stream(const Experiment& exp, const Op& op) { return exp.streams[op.stream].name; }
 std::string describe_event(const Experiment& exp, const Op& op) { return exp.events[op.event].name; }
 
+// S8: a query orders nothing (only an answer of "done" would, and that is known only at run time).
+void order_event_query(HappensBefore& hb, const Experiment&, const Op& op) { hb.query_event(op.event); }
+
 }  // namespace
 
 const OpKind kStreamQuery = {"streamQuery",
@@ -40,6 +44,6 @@ const OpKind kStreamQuery = {"streamQuery",
 const OpKind kEventQuery = {"eventQuery",
                             "cudaEventQuery: is the work captured by event done? (answer recorded; never waits)",
                             kEventQueryKeys, parse_event_query, host_query, cuda_event_query, describe_event,
-                            never_blocks, no_bytes};
+                            never_blocks, no_bytes, no_accesses, order_event_query};
 
 }  // namespace streamlab

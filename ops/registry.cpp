@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "ops/ops.hpp"
+#include "runner/happens_before.hpp"
 
 namespace streamlab {
 namespace {
@@ -29,6 +30,8 @@ std::string_view key_name(std::string_view key) {
 }
 
 bool key_optional(std::string_view key) { return !key.empty() && key.back() == '?'; }
+
+void order_in_stream(HappensBefore& hb, const Experiment&, const Op& op) { hb.stream_op(op.stream); }
 
 std::vector<int> buffers_to_restore(const Experiment& exp) {
   std::vector<bool> written(exp.buffers.size());

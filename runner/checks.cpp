@@ -352,11 +352,13 @@ void load_check(LoadContext& ctx, const YAML::Node& item) {
   spec.loc = ctx.loc(entry.first);
   std::vector<std::string> keys = k.keys;
   keys.emplace_back("expect?");
+  keys.emplace_back("allow?");
   MapReader r(ctx, entry.second, fmt::format("check '{}'", k.info.name), keys);
   if (!r.ok()) return;
   if (r.has("expect"))
     spec.expect_mismatch = ctx.choice(r.get("expect"), "check expect", {"match", "mismatch"}).value_or(0) == 1;
   k.parse(ctx, r, spec);
+  spec.allow = read_allow(r);
   check_not_freed(ctx, entry.first, spec);
   ctx.exp.checks.push_back(spec);
 }

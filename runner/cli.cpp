@@ -14,6 +14,7 @@
 
 #include "ops/kernels/kernel.hpp"
 #include "ops/op.hpp"
+#include "runner/analyze.hpp"
 #include "runner/diagnostics.hpp"
 #include "runner/environment.hpp"
 #include "runner/execute.hpp"
@@ -37,6 +38,8 @@ struct RunArgs {
   int device = 0;
   std::string json, csv, trace, html;  // report files; "-" is stdout
   bool print = false;                  // check --print: the expanded op list
+  std::string format = "text";         // check --format
+  bool allow_races = false;            // run --allow-races: run despite analysis errors
 };
 
 LoadOptions load_options(const std::vector<std::string>& sets) {
@@ -115,8 +118,26 @@ std::function<void(int64_t, int64_t)> progress_printer() {
   };
 }
 
+// A racy experiment's numbers and results mean nothing: `run` shows what analyze finds first and
+// refuses to run on errors unless told to.
+void refuse_on_findings(const Experiment& exp, const RunArgs& args) {
+  Findings findings = analyze(exp);
+  FindingCounts n = count_findings(findings);
+  std::cerr << format_findings(findings, exp.source);
+  if (n.errors == 0) return;
+  if (args.allow_races) {
+    std::cerr << fmt::format("streamlab: warning: running despite {} (--allow-races): results may vary from run to "
+                             "run\n", format_counts(n));
+    return;
+  }
+  throw InvalidExperiment(fmt::format("streamlab: error: not running '{}': {} (see above); its results would mean "
+                                      "nothing. Fix them, or pass --allow-races to run it anyway\n",
+                                      exp.file, format_counts(n)), {});
+}
+
 int cmd_run(const RunArgs& args, char** argv) {
   Experiment exp = load_file(args.file, load_options(args.sets));
+  refuse_on_findings(exp, args);
   apply_environment(exp, argv);
   auto backend = choose_backend(exp, args);
   RunOptions options = run_options(exp, args, *backend);
@@ -128,13 +149,29 @@ int cmd_run(const RunArgs& args, char** argv) {
   return record.checks_passed() && record.expectations_held() ? kExitOk : kExitCheckFailed;
 }
 
+// check: load and analyze. Exit 2 when the file is invalid or analyze finds errors; warnings and
+// notes are advice.
 int cmd_check(const RunArgs& args) {
-  Experiment exp = load_file(args.file, load_options(args.sets));
-  std::cout << fmt::format("{}: ok: '{}', {} ops, {} buffers, {} streams, {} events, {} checks\n", exp.file, exp.name,
-                           exp.ops.size(), exp.buffers.size(), exp.streams.size() - 1, exp.events.size(),
-                           exp.checks.size());
+  Experiment exp;
+  try {
+    exp = load_file(args.file, load_options(args.sets));
+  } catch (const InvalidExperiment& e) {
+    if (args.format != "json") throw;
+    std::cout << format_load_errors_json(args.file, e.diagnostics);
+    return kExitInvalid;
+  }
+  Findings findings = analyze(exp);
+  FindingCounts n = count_findings(findings);
+  if (args.format == "json") {
+    std::cout << format_findings_json(exp, findings);
+    return n.errors ? kExitInvalid : kExitOk;
+  }
+  std::cerr << format_findings(findings, exp.source);
+  std::cout << fmt::format("{}: {}: '{}', {} ops, {} buffers, {} streams, {} events, {} checks: {}\n", exp.file,
+                           n.errors ? "invalid" : "ok", exp.name, exp.ops.size(), exp.buffers.size(),
+                           exp.streams.size() - 1, exp.events.size(), exp.checks.size(), format_counts(n));
   if (args.print) std::cout << format_op_list(exp);
-  return kExitOk;
+  return n.errors ? kExitInvalid : kExitOk;
 }
 
 std::string op_fields(const OpKind& k) {
@@ -162,6 +199,11 @@ int cmd_list() {
   out += "\nexpect functions (medians over the timed repetitions; numbers, params, + - * /, < <= > >= == !=, and or not)\n";
   for (const auto& f : expectation_functions())
     out += fmt::format("  {:<24} {:<5} {}\n", f.signature, f.unit, f.meaning);
+  out += "\ndiagnostics of check and run (acknowledge one an experiment shows on purpose with `allow: [CODE]` on "
+         "its op or check)\n";
+  for (const auto& c : finding_codes())
+    out += fmt::format("  {:<20} {:<8} {}\n", c.code, c.severity == Severity::error ? "error"
+                                                       : c.severity == Severity::warning ? "warning" : "note", c.meaning);
   std::cout << out;
   return kExitOk;
 }
@@ -187,6 +229,9 @@ void add_run_options(CLI::App* run, RunArgs& args) {
                   "Device timing: cupti (activity records), events (CUDA events in each op's stream), none "
                   "(spans only, least overhead), or auto: cupti where it loads, else events")
       ->check(CLI::IsMember({"auto", "cupti", "events", "none"}));
+  run->add_flag("--allow-races", args.allow_races,
+                "Run even when `streamlab check` finds errors (races, use before allocation or after free); "
+                "to watch a race happen");
   run->add_flag("--no-gate", args.no_gate,
                 "Issue ops without holding the streams first (by default a start gate holds them until the "
                 "repetition is queued)");
@@ -211,9 +256,15 @@ int run_cli(int argc, char** argv) {
   run->add_option("experiment", args.file, "Experiment YAML file")->required();
   add_set_option(run, args.sets);
   add_run_options(run, args);
-  auto* check = app.add_subcommand("check", "Load and check an experiment without running it");
+  auto* check = app.add_subcommand("check", "Load and check an experiment without running it: errors in the file, "
+                                   "races between streams, use before allocation or after free, and "
+                                   "synchronization pitfalls");
   check->add_option("experiment", args.file, "Experiment YAML file")->required();
   check->add_flag("--print", args.print, "Print the op list as expanded from arrays and loops");
+  check->add_option("--format", args.format,
+                    "text: diagnostics like a compiler's on stderr, a summary on stdout; json: one JSON document "
+                    "on stdout (schemas/check.schema.json)")
+      ->check(CLI::IsMember({"text", "json"}));
   add_set_option(check, args.sets);
   app.add_subcommand("list", "List the ops, kernels and checks an experiment can use");
   try {

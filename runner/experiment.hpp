@@ -91,6 +91,13 @@ struct KernelArg {
   double real = 0;      // real parameters
 };
 
+// `allow: [code, ...]` on an op or a check: diagnostics of `streamlab check` (findings.hpp) that
+// the experiment shows on purpose.
+struct Allow {
+  std::vector<std::string> codes;
+  SourceLoc loc;
+};
+
 struct Op {
   const OpKind* kind = nullptr;
   SourceLoc loc;
@@ -106,6 +113,7 @@ struct Op {
   std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   int64_t shared_bytes = 0;
   std::vector<KernelArg> args;
+  Allow allow;
 };
 
 struct CheckSpec {
@@ -121,6 +129,7 @@ struct CheckSpec {
   // `expect: mismatch`: the check shows a wrong result (a race): it passes when the contents do
   // not match. Only GPU results can show one; on the host backend it is not evaluated.
   bool expect_mismatch = false;
+  Allow allow;
 };
 
 // One line of `expect:`: a condition over the run's measured medians, parsed at load.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ops/op.hpp"
+#include "runner/findings.hpp"
 #include "runner/suggest.hpp"
 
 namespace streamlab {
@@ -248,6 +249,22 @@ int MapReader::stream(std::string_view key, bool required) {
   YAML::Node n = required ? require(key) : get(key);
   if (!n.IsDefined()) return required ? -1 : kLegacyStream;  // CUDA's default: stream 0
   return ctx.stream(n).value_or(-1);
+}
+
+Allow read_allow(MapReader& r) {
+  Allow allow;
+  if (!r.has("allow")) return allow;
+  YAML::Node node = r.get("allow");
+  allow.loc = r.ctx.loc(node);
+  if (!node.IsSequence()) {
+    r.ctx.error(node, fmt::format("allow: expected a list of diagnostic codes (e.g. [race]), got {}", describe_node(node)));
+    return allow;
+  }
+  std::vector<std::string> codes;
+  for (const auto& c : finding_codes()) codes.emplace_back(c.code);
+  for (const auto& item : node)
+    if (auto i = r.ctx.choice(item, "diagnostic code in allow", codes)) allow.codes.push_back(codes[*i]);
+  return allow;
 }
 
 }  // namespace streamlab

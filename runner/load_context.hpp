@@ -90,6 +90,9 @@ class MapReader {
 
 bool is_identifier(const std::string& s);
 
+// `allow: [code, ...]` of an op or a check, if `r` has one: codes of findings.hpp.
+Allow read_allow(MapReader& r);
+
 // The names a declaration makes: NAME, or with `array: E` (read from `r`) NAME[0] .. NAME[E-1].
 std::vector<std::string> array_names(LoadContext& ctx, MapReader& r, const std::string& name);
 

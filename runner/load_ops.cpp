@@ -20,6 +20,7 @@ std::vector<std::string> op_names() {
 std::vector<std::string> op_keys(const OpKind& kind) {
   std::vector<std::string> keys(kind.keys.begin(), kind.keys.end());
   keys.emplace_back("id?");
+  keys.emplace_back("allow?");
   return keys;
 }
 
@@ -101,6 +102,7 @@ void load_op(LoadContext& ctx, const YAML::Node& item) {
   if (!r.ok()) return;
   read_id(r, op, number);
   kind->parse(r, op);
+  op.allow = read_allow(r);
   ctx.exp.ops.push_back(std::move(op));
 }
 
