@@ -10,6 +10,7 @@
 #include <optional>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -421,7 +422,7 @@ Findings analyze(const Experiment& exp) {
   fold_repeats(findings);
   apply_allows(exp, findings);
   std::stable_sort(findings.items().begin(), findings.items().end(), [](const Finding& a, const Finding& b) {
-    return std::pair(a.loc.line, a.loc.col) < std::pair(b.loc.line, b.loc.col);
+    return std::tuple(a.loc.line, a.loc.col, a.severity) < std::tuple(b.loc.line, b.loc.col, b.severity);
   });
   return findings;
 }

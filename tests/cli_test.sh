@@ -36,6 +36,18 @@ expect run-missing-file 2 'cannot read the experiment file' -- "$bin" run no/suc
 expect set-unknown 2 "--set M=3: the experiment has no param 'M' \(params: N\)" -- \
   "$bin" run experiments/01_one_transpose.yaml --set M=3 --backend host
 expect set-malformed 2 "expected NAME=VALUE" -- "$bin" run experiments/01_one_transpose.yaml --set N --backend host
+# streamlab check's analysis: errors exit 2 and name both ops; run refuses unless --allow-races.
+racy=tests/analyze/01_race_missing_event.yaml
+expect check-race 2 "01_race_missing_event.yaml:16:5: error: data race on 'd': op 'consume' \(stream 's2'\) reads it" -- \
+  "$bin" check $racy
+expect check-race-fix 2 '- streamWaitEvent: \{stream: s2, event: produce_done\}  # before line 16' -- "$bin" check $racy
+expect check-race-json 2 '"code": "race",' -- "$bin" check --format json $racy
+expect check-bad-json 2 '"code": "invalid",' -- "$bin" check --format json tests/bad/02_unknown_op.yaml
+expect check-warning-only 0 "ok: .*: 1 warning$" -- "$bin" check tests/analyze/19_check_reads_unsynced.yaml
+expect check-acknowledged 0 "no diagnostics \(1 acknowledged\)" -- "$bin" check experiments/races/r1_missing_event.yaml
+expect run-race-refused 2 "not running '$racy': 1 error" -- "$bin" run $racy --backend host
+expect run-allow-races 0 'running despite 1 error \(--allow-races\)' -- "$bin" run $racy --backend host --allow-races
+expect list-diagnostics 0 '^  use-after-free +error ' -- "$bin" list
 expect env 0 'env: LD_STREAMLAB_TEST=yes \(from the experiment' -- "$bin" run tests/data/env.yaml --backend host
 expect env-bad 2 'env: STREAMLAB_X needs a value' -- "$bin" run tests/bad/69_env_not_scalar.yaml --backend host
 expect unknown-command 2 "unknown command 'rnu'; did you mean 'run'\?" -- "$bin" rnu

@@ -52,6 +52,13 @@ for path in bad:
     if rejected != (marker.group(1) == "reject"):
         failures.append(f"{path}: marked '{marker.group(1)}' but the schema {'rejects' if rejected else 'accepts'} it")
 
+# The analyzer's corpus: schema-valid experiments (they are wrong only in their ordering).
+analyzed = sorted((root / "tests/analyze").glob("*.yaml"))
+for path in analyzed:
+    errors = schema_errors(path)
+    if errors:
+        failures.append(f"{path}: rejected by the schema: {errors[0]}")
+
 listing = subprocess.run([binary, "list"], capture_output=True, text=True, check=True).stdout
 sections = dict(re.findall(r"^(\w+)[^\n]*\n((?:  .*\n|\n(?!\w))*)", listing, re.M))
 listed_ops = set(re.findall(r"^  (\w+)\s", sections["ops"], re.M))
@@ -60,8 +67,10 @@ listed_checks = set(re.findall(r"^  (\w+)\s", sections["checks"], re.M))
 schema_ops = {next(iter(branch["required"])) for branch in schema["$defs"]["op"]["oneOf"]} - {"loop"}  # loop: a construct, not an op
 schema_kernels = set(schema["$defs"]["launch"]["properties"]["kernel"]["enum"])
 schema_checks = {next(iter(branch["required"])) for branch in schema["$defs"]["check"]["oneOf"]}
+listed_codes = set(re.findall(r"^  ([\w-]+)\s", sections["diagnostics"], re.M))
+schema_codes = set(schema["$defs"]["allow"]["items"]["enum"])
 for what, listed, described in [("ops", listed_ops, schema_ops), ("kernels", listed_kernels, schema_kernels),
-                                ("checks", listed_checks, schema_checks)]:
+                                ("checks", listed_checks, schema_checks), ("diagnostics", listed_codes, schema_codes)]:
     if listed != described:
         failures.append(f"{what}: streamlab list has {sorted(listed)}, the schema {sorted(described)}")
 
@@ -104,10 +113,28 @@ for name, document in results:
     if errors:
         failures.append(f"{name}: rejected by the results schema: {errors[0]}")
 
+# check --format json of every experiment, the analyzer's corpus and a bad file, against its schema;
+# exit code 2 exactly when there are errors.
+check_validator = jsonschema.Draft202012Validator(json.loads((root / "schemas/check.schema.json").read_text()))
+jsonschema.Draft202012Validator.check_schema(check_validator.schema)
+checked = experiments + analyzed + [root / "tests/bad/02_unknown_op.yaml"]
+for path in checked:
+    run = subprocess.run([binary, "check", "--format", "json", str(path)], capture_output=True, text=True)
+    try:
+        document = json.loads(run.stdout)
+    except json.JSONDecodeError as e:
+        failures.append(f"{path}: check --format json is not JSON ({e}): {run.stdout[:200]!r}")
+        continue
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in check_validator.iter_errors(document)]
+    if errors:
+        failures.append(f"{path}: rejected by the check schema: {errors[0]}")
+    if run.returncode != (2 if document.get("errors") else 0):
+        failures.append(f"{path}: check --format json exited {run.returncode} with {document.get('errors')} errors")
+
 for f in failures:
     print("FAIL", f)
 print(f"schema: {len(experiments)} experiments, {len(bad)} bad files, "
       f"{len(schema_ops)} ops, {len(schema_kernels)} kernels, {len(schema_checks)} checks")
-print(f"results: {len(results)} documents")
-print(f"{len(experiments) + len(bad) + 3 + 2 * len(results) - 1 - len(failures)} passed, {len(failures)} failed")
+print(f"results: {len(results)} documents; check --format json: {len(checked)} documents; analyzer corpus: {len(analyzed)} files")
+print(f"{len(experiments) + len(bad) + 4 + 2 * len(results) - 1 + len(checked) + len(analyzed) - len(failures)} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)
