@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# On a GPU machine: the GPU test suite, the CLI test, every experiment at N=1024 and N=8192 on the
-# cuda backend, and the hand-written reference program in the same job, with the span ratios.
-#   usage: bench/run_gpu.sh STREAMLAB STREAMLAB_TESTS BENCH_DIR [LOG_DIR]
+# On a GPU machine: the GPU test suite, the CLI test, the race experiments and their fixed twins
+# ten times each, every experiment at N=1024 and N=8192 on the cuda backend, and the hand-written
+# reference program in the same job, with the span ratios.
+#   usage: [SECTIONS="tests races c6 claims c12 compare"] bench/run_gpu.sh STREAMLAB STREAMLAB_TESTS BENCH_DIR [LOG_DIR]
 # BENCH_DIR holds compare, built from bench/ by CMake (build/bench/compare).
 set -u
 bin=$1 tests=$2 benchdir=$3 logs=${4:-/tmp/streamlab-gpu}
+sections=" ${SECTIONS:-tests races c6 claims c12 compare} "
+want() { [[ $sections == *" $1 "* ]]; }
 mkdir -p "$logs"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 
-echo "== GPU test suite"
-STREAMLAB_SOURCE_DIR=$PWD "$tests" -ts=gpu 2>&1 | tee "$logs/gpu_tests.log" | grep -E "ERROR|values:|logged:|test cases|assertions|Status"
-echo "== CLI test"
-bash tests/cli_test.sh "$bin" . 2>&1 | tail -3
+if want tests; then
+  echo "== GPU test suite"
+  STREAMLAB_SOURCE_DIR=$PWD "$tests" -ts=gpu 2>&1 | tee "$logs/gpu_tests.log" | grep -E "ERROR|values:|logged:|test cases|assertions|Status|skipped, a race"
+  echo "== CLI test"
+  bash tests/cli_test.sh "$bin" . 2>&1 | tail -3
+fi
 
 span() { grep -Eo 'span \(host[^)]*\) +median +[0-9.]+' "$1" | grep -Eo '[0-9.]+$'; }
 
@@ -22,16 +27,41 @@ run_one() {  # run_one LOG FILE [ARGS...]: one experiment on the cuda backend, a
   echo "rc=$? $(grep -c PASS "$log") PASS $(grep -c FAIL "$log") FAIL  span $(span "$log") ms  $f $*"
 }
 
-echo "== experiments (C6 at N=1024 and N=8192)"
-for f in experiments/*.yaml; do
-  for n in 1024 8192; do run_one "$logs/$(basename "$f" .yaml)_N$n.log" "$f" --set N=$n; done
-done
-for pass in 1 2 3; do
-  echo "== claims experiments, run $pass of 3"
-  for f in experiments/claims/*.yaml; do run_one "$logs/$(basename "$f" .yaml)_run$pass.log" "$f"; done
-done
-echo "== C12 pipeline for K = 1, 2, 4, 8: span of the pipeline (end of out[K-1] - start of in[0])"
-for k in 1 2 4 8; do
+# Each race experiment: what `check` says once its allow lines are removed, then ten runs (the
+# race shows as a failed check, with the first wrong element), then its fixed twin ten times.
+if want races; then
+  for racy in experiments/races/r*.yaml; do
+    [[ $racy == *_fixed.yaml ]] && continue
+    fixed=${racy%.yaml}_fixed.yaml name=$(basename "$racy" .yaml)
+    echo "== race $name"
+    sed -E 's/, allow: \[[a-z, -]+\]//' "$racy" >"$logs/${name}_unacknowledged.yaml"
+    "$bin" check "$logs/${name}_unacknowledged.yaml" 2>&1 | grep -E "error:|warning:|invalid:" | sed "s|$logs/||"
+    "$bin" run "$logs/${name}_unacknowledged.yaml" --backend cuda 2>&1 | tail -1
+    for i in $(seq 1 10); do
+      "$bin" run "$racy" --backend cuda >"$logs/${name}_run$i.log" 2>&1
+      echo "racy  run $i: rc=$? $(grep -E '^ *(PASS|FAIL)' "$logs/${name}_run$i.log" | head -1 | sed 's/^ *//')"
+    done
+    for i in $(seq 1 10); do
+      "$bin" run "$fixed" --backend cuda >"$logs/${name}_fixed_run$i.log" 2>&1
+      echo "fixed run $i: rc=$? $(grep -cE '^ *PASS' "$logs/${name}_fixed_run$i.log") PASS $(grep -cE '^ *FAIL' "$logs/${name}_fixed_run$i.log") FAIL"
+    done
+  done
+fi
+
+if want c6; then
+  echo "== experiments (C6 at N=1024 and N=8192)"
+  for f in experiments/*.yaml; do
+    for n in 1024 8192; do run_one "$logs/$(basename "$f" .yaml)_N$n.log" "$f" --set N=$n; done
+  done
+fi
+if want claims; then
+  for pass in 1 2 3; do
+    echo "== claims experiments, run $pass of 3"
+    for f in experiments/claims/*.yaml; do run_one "$logs/$(basename "$f" .yaml)_run$pass.log" "$f"; done
+  done
+fi
+want c12 && echo "== C12 pipeline for K = 1, 2, 4, 8: span of the pipeline (end of out[K-1] - start of in[0])"
+want c12 && for k in 1 2 4 8; do
   "$bin" run experiments/claims/c12_chunked_pipeline.yaml --set K=$k --backend cuda --json "$logs/c12_K$k.json" \
     >"$logs/c12_K$k.log" 2>&1
   echo "K=$k rc=$? $(python3 - "$logs/c12_K$k.json" "$k" <<'PY'
@@ -52,7 +82,7 @@ done
 # repetition for repetition in one process, so that the host's drift falls on both alike. The
 # acceptance figure uses --timer none (spans alone, as the hand-written program measures); with
 # events the runner also pays an event pair per op. CUPTI is left out: it would trace both sides.
-for timer in ${COMPARE_TIMERS:-none}; do  # COMPARE_TIMERS="none events" adds the events timer
+want compare && for timer in ${COMPARE_TIMERS:-none}; do  # COMPARE_TIMERS="none events" adds the events timer
   echo "== runner vs hand-written, timer $timer"
   "$benchdir/compare" --timer "$timer" --seconds "${COMPARE_SECONDS:-10}" 2>&1 | tee "$logs/compare_$timer.log"
 done

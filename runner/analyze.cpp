@@ -46,6 +46,7 @@ class Analyzer {
         alloc_at_(exp.buffers.size()),
         allocates_(exp.ops.size(), -1),
         frees_(exp.ops.size(), -1),
+        records_of_event_(exp.events.size()),
         consumed_(exp.ops.size(), false),
         waits_(exp.streams.size()) {
     for (size_t b = 0; b < exp.buffers.size(); ++b) {
@@ -107,6 +108,7 @@ class Analyzer {
   }
 
   void report_race(const Record& r, int i, const Access& a, const BufferRange& overlap) {
+    if (repeats_earlier("race", op(i).loc, op(r.op).loc)) return;
     Finding& f = out_.add("race", op(i).loc,
                           fmt::format("data race on '{}': op '{}' (stream '{}') {}s it while op '{}' (stream '{}', "
                                       "line {}) may still {} it; nothing orders the two", range_name(exp_, overlap),
@@ -122,6 +124,7 @@ class Analyzer {
   // A host function reads host memory while device work may still write it.
   void report_host_read(const Record& r, int i, const Access& a, const BufferRange& overlap) {
     int reader = a.host ? i : r.op, writer = a.host ? r.op : i;
+    if (repeats_earlier("unsynced-host-read", op(i).loc, op(r.op).loc)) return;
     Finding& f = out_.add("unsynced-host-read", op(i).loc,
                           fmt::format("host function '{}' (stream '{}') reads '{}' while {} may still write it",
                                       op(reader).id, stream_name(op(reader).stream), range_name(exp_, overlap),
@@ -137,6 +140,7 @@ class Analyzer {
     const Buffer& b = exp_.buffers[a.range.buffer];
     const auto& at = alloc_at_[a.range.buffer];
     if (!at || done_in(*at, start) || !reported_.insert({b.alloc_op, a.range.buffer}).second) return;
+    if (repeats_earlier("use-before-alloc", op(i).loc, op(b.alloc_op).loc)) return;
     Finding& f = out_.add("use-before-alloc", op(i).loc,
                           fmt::format("op '{}' (stream '{}') uses '{}' before its allocation is ordered before it: "
                                       "op '{}' allocates it in stream '{}' (line {}), and nothing makes stream '{}' "
@@ -153,6 +157,7 @@ class Analyzer {
     std::set<int> seen;
     for (const Record& r : live_[buffer]) {
       if (done_in(r.at, at) || !seen.insert(r.op).second) continue;
+      if (repeats_earlier("use-after-free", op(i).loc, op(r.op).loc)) continue;
       Finding& f = out_.add("use-after-free", op(i).loc,
                             fmt::format("op '{}' frees '{}' while {} may still {} it", op(i).id,
                                         exp_.buffers[buffer].name, title(r.op), verb(r.write)));
@@ -199,6 +204,7 @@ class Analyzer {
       if (!r.write || r.end <= range.offset || range.offset + range.count <= r.begin || done_in(r.at, hb_.host()) ||
           !seen.insert(r.op).second)
         continue;
+      if (repeats_earlier("unsynced-host-read", check.loc, op(r.op).loc)) continue;
       Finding& f = out_.add("unsynced-host-read", check.loc,
                             fmt::format("check {} reads '{}' on the host, but {} may still write it: nothing makes "
                                         "the host wait for it before the end of the ops (streamlab synchronizes "
@@ -234,6 +240,14 @@ class Analyzer {
                        op(before).loc.line, stream_name(to), name, op(after).loc.line);
   }
 
+  // Counts a finding that repeats one already made from the same YAML lines (a loop) instead of
+  // building its text again: a racy loop of ten thousand iterations costs one message.
+  bool repeats_earlier(std::string_view code, const SourceLoc& at, const SourceLoc& other) {
+    auto [it, fresh] = made_.try_emplace(std::tuple(code, at.line, at.col, other.line, other.col), out_.items().size());
+    if (!fresh) ++out_.items()[it->second].repeats;
+    return !fresh;
+  }
+
   // --- events ---
 
   void track_events(int i, const IssueEffects& fx) {
@@ -241,7 +255,7 @@ class Analyzer {
     if (e < 0) return;
     if (fx.bound_record >= 0) consumed_[fx.bound_record] = true;
     if (fx.unrecorded_event) unrecorded_.push_back(i);
-    if (hb_.last_record(e) == i) records_.push_back(i);
+    if (hb_.last_record(e) == i) records_.push_back(i), records_of_event_[e].push_back(i);
     else if (fx.at) waits_[op(i).stream].push_back(i);
   }
 
@@ -275,7 +289,7 @@ class Analyzer {
 
   void report_unused_records() {
     for (int r : records_) {
-      if (consumed_[r]) continue;
+      if (consumed_[r] || repeats_earlier("event-unused", op(r).loc, {})) continue;
       const std::string& event = exp_.events[op(r).event].name;
       Finding& f = out_.add("event-unused", op(r).loc,
                             fmt::format("event '{}' recorded by op '{}' is never waited on, synchronized or queried "
@@ -331,22 +345,38 @@ class Analyzer {
       f.related.push_back({exp_.streams[s].loc, fmt::format("stream '{}' is non-blocking: it does not synchronize with "
                                                             "the legacy default stream", stream_name(s))});
     }
-    for (int w : waits_[to]) {
-      if (w > c.later) break;
-      for (int r : records_) {
-        if (r <= c.earlier || op(r).event != op(w).event || op(r).stream != from || r < w) continue;
-        const std::string& event = exp_.events[op(w).event].name;
-        f.related.push_back(
-            {op(w).loc, waited_unrecorded(w)
-                            ? fmt::format("this wait on '{}' comes before any record of it, so it orders nothing; "
-                                          "'{}' is recorded after op '{}' only at line {}",
-                                          event, event, op(c.earlier).id, op(r).loc.line)
-                            : fmt::format("this wait binds to the record of '{}' issued before it, which does not "
-                                          "include op '{}'; the record at line {} comes after the wait",
-                                          event, op(c.earlier).id, op(r).loc.line)});
-        return;
-      }
+    if (int w = misleading_wait(c.earlier, c.later); w >= 0) explain_wait(f, c.earlier, w);
+  }
+
+  // A wait in the later op's stream on an event that the earlier op's stream records after the
+  // earlier op, but only after the wait: it looks as if it ordered the two. The most recent few
+  // waits are looked at, so that explaining stays cheap when there are thousands of conflicts.
+  int misleading_wait(int earlier, int later) const {
+    constexpr int kLook = 8;
+    const auto& waits = waits_[op(later).stream];
+    auto end = std::lower_bound(waits.begin(), waits.end(), later);
+    for (int n = 0; end != waits.begin() && n < kLook; ++n) {
+      int w = *--end;
+      const auto& recs = records_of_event_[op(w).event];
+      auto r = std::upper_bound(recs.begin(), recs.end(), std::max(earlier, w));
+      for (int k = 0; r != recs.end() && k < kLook; ++r, ++k)
+        if (op(*r).stream == op(earlier).stream) return w;
     }
+    return -1;
+  }
+
+  void explain_wait(Finding& f, int earlier, int w) {
+    const auto& recs = records_of_event_[op(w).event];
+    int later_record = *std::upper_bound(recs.begin(), recs.end(), std::max(earlier, w));
+    const std::string& event = exp_.events[op(w).event].name;
+    f.related.push_back(
+        {op(w).loc, waited_unrecorded(w)
+                        ? fmt::format("this wait on '{}' comes before any record of it, so it orders nothing; '{}' is "
+                                      "recorded after op '{}' only at line {}", event, event, op(earlier).id,
+                                      op(later_record).loc.line)
+                        : fmt::format("this wait binds to the record of '{}' issued before it, which does not include "
+                                      "op '{}'; the record at line {} comes after the wait", event, op(earlier).id,
+                                      op(later_record).loc.line)});
   }
 
   bool waited_unrecorded(int w) const { return std::find(unrecorded_.begin(), unrecorded_.end(), w) != unrecorded_.end(); }
@@ -364,10 +394,12 @@ class Analyzer {
   std::vector<int> allocates_, frees_;                 // per op: the buffer it allocates, frees
   std::set<std::pair<int, int>> reported_;             // (earlier op, buffer) pairs of the current op
   std::vector<int> records_, unrecorded_;              // record ops; waits, syncs, queries of unrecorded events
+  std::vector<std::vector<int>> records_of_event_;     // per event: its record ops, in issue order
   std::vector<bool> consumed_;                         // per op: a record some wait, sync or query uses
   std::vector<std::vector<int>> waits_;                // per stream: its streamWaitEvent ops
   std::map<int, LegacyBarrier> legacy_;                // per legacy-stream op that serializes something
   std::vector<Conflict> conflicts_;
+  std::map<std::tuple<std::string_view, int, int, int, int>, size_t> made_;  // finding by code and places
 };
 
 // --- after the walk: loop repeats folded, `allow`s applied, source order ---
@@ -384,7 +416,7 @@ void fold_repeats(Findings& findings) {
   for (auto& f : findings.items()) {
     auto [it, fresh] = first.try_emplace(fold_key(f), kept.size());
     if (fresh) kept.push_back(std::move(f));
-    else ++kept[it->second].repeats;
+    else kept[it->second].repeats += f.repeats;
   }
   findings.items() = std::move(kept);
 }

@@ -29,20 +29,6 @@ std::string_view severity_name(Severity s) {
   return "error";
 }
 
-// The 1-based line `line` of `source`, without its newline; empty when out of range.
-std::string_view source_line(std::string_view source, int line) {
-  size_t begin = 0;
-  for (int i = 1; i < line; ++i) {
-    begin = source.find('\n', begin);
-    if (begin == std::string_view::npos) return {};
-    ++begin;
-  }
-  size_t end = source.find('\n', begin);
-  std::string_view text = source.substr(begin, end == std::string_view::npos ? end : end - begin);
-  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-  return text;
-}
-
 // The caret line keeps tabs where the source has them, so the caret lines up in any terminal.
 std::string caret_padding(std::string_view text, int col) {
   std::string pad;
@@ -53,14 +39,32 @@ std::string caret_padding(std::string_view text, int col) {
 
 }  // namespace
 
+SourceLines::SourceLines(std::string_view source) : source_(source) {
+  starts_.push_back(0);
+  for (size_t i = source.find('\n'); i != std::string_view::npos; i = source.find('\n', i + 1)) starts_.push_back(i + 1);
+}
+
+std::string_view SourceLines::line(int number) const {
+  if (number < 1 || static_cast<size_t>(number) > starts_.size()) return {};
+  size_t begin = starts_[number - 1];
+  size_t end = static_cast<size_t>(number) < starts_.size() ? starts_[number] - 1 : source_.size();
+  std::string_view text = source_.substr(begin, end - begin);
+  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+  return text;
+}
+
 std::string format_diagnostic(const Diagnostic& d, std::string_view source) {
+  return format_diagnostic(d, SourceLines(source));
+}
+
+std::string format_diagnostic(const Diagnostic& d, const SourceLines& source) {
   std::string out;
   if (d.loc.line > 0)
     out = fmt::format("{}:{}:{}: {}: {}\n", d.loc.file, d.loc.line, d.loc.col,
                       severity_name(d.severity), d.message);
   else
     out = fmt::format("{}: {}: {}\n", d.loc.file, severity_name(d.severity), d.message);
-  std::string_view text = d.loc.line > 0 ? source_line(source, d.loc.line) : std::string_view{};
+  std::string_view text = d.loc.line > 0 ? source.line(d.loc.line) : std::string_view{};
   if (text.empty()) return out;
   out += fmt::format("{:>5} | {}\n", d.loc.line, text);
   out += fmt::format("      | {}^\n", caret_padding(text, d.loc.col));
@@ -69,7 +73,8 @@ std::string format_diagnostic(const Diagnostic& d, std::string_view source) {
 
 std::string format_diagnostics(const Diagnostics& ds, std::string_view source) {
   std::string out;
-  for (const auto& d : ds.items()) out += format_diagnostic(d, source);
+  SourceLines lines(source);
+  for (const auto& d : ds.items()) out += format_diagnostic(d, lines);
   return out;
 }
 

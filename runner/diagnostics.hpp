@@ -29,9 +29,22 @@ class Diagnostics {
   std::vector<Diagnostic> items_;
 };
 
+// The lines of a source text, indexed once: printing many diagnostics of a long file must not
+// scan it from the top for each.
+class SourceLines {
+ public:
+  explicit SourceLines(std::string_view source);
+  std::string_view line(int number) const;  // 1-based, without its newline; empty when out of range
+
+ private:
+  std::string_view source_;
+  std::vector<size_t> starts_;
+};
+
 // `file:line:col: error: message`, then the offending source line and a caret under the column.
 // `source` is the whole text of the file the diagnostic points into (may be empty).
 std::string format_diagnostic(const Diagnostic& d, std::string_view source);
+std::string format_diagnostic(const Diagnostic& d, const SourceLines& source);
 std::string format_diagnostics(const Diagnostics& ds, std::string_view source);
 
 // Thrown by load when an experiment is invalid; carries every diagnostic (exit code 2).

@@ -122,7 +122,7 @@ void load_events(LoadContext& ctx, const YAML::Node& node) {
   for (auto it = node.begin(); it != node.end(); ++it) {
     if (!check_declared_name(ctx, it->first, ctx.exp.events, "event")) continue;
     Event e{.name = it->first.Scalar(), .loc = ctx.loc(it->first)};
-    MapReader r(ctx, it->second, fmt::format("event '{}'", e.name), {"flags?"});
+    MapReader r(ctx, it->second, fmt::format("event '{}'", e.name), {"flags?", "array?"});
     if (r.has("flags")) {  // one flag, or a list of them
       YAML::Node flags = r.get("flags");
       auto read = [&](const YAML::Node& f) {
@@ -134,7 +134,10 @@ void load_events(LoadContext& ctx, const YAML::Node& node) {
       else
         read(flags);
     }
-    ctx.exp.events.push_back(std::move(e));
+    for (const auto& name : array_names(ctx, r, e.name)) {
+      e.name = name;
+      ctx.exp.events.push_back(e);
+    }
   }
 }
 

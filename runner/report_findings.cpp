@@ -37,10 +37,11 @@ json loc_json(const SourceLoc& loc) { return {{"file", loc.file}, {"line", loc.l
 
 std::string format_findings(const Findings& findings, std::string_view source) {
   std::string out;
+  SourceLines lines(source);
   for (const auto& f : findings.items()) {
     if (f.acknowledged) continue;
-    out += format_diagnostic({f.severity, f.loc, message_of(f)}, source);
-    for (const auto& r : f.related) out += format_diagnostic({Severity::note, r.loc, r.message}, source);
+    out += format_diagnostic({f.severity, f.loc, message_of(f)}, lines);
+    for (const auto& r : f.related) out += format_diagnostic({Severity::note, r.loc, r.message}, lines);
     out += format_fix(f.fix);
   }
   return out;
