@@ -3,7 +3,7 @@
 // across streams, now and then a synchronize), loaded from YAML text and analyzed, as the
 // command does. The goal: under 100 ms on the 2-core development machine. It also times 2,500 to
 // 40,000 ops, to show the cost grows linearly with the op count.
-//   usage: check_speed [--ops N] [--streams S] [--rounds R]
+//   usage: check_speed [--ops N] [--streams S] [--rounds R] [--emit loops|spelled]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -122,7 +122,14 @@ int main(int argc, char** argv) {
   app.add_option("--ops", ops, "Ops in the generated experiment")->check(CLI::PositiveNumber);
   app.add_option("--streams", streams, "Streams")->check(CLI::Range(1, 64));
   app.add_option("--rounds", rounds, "Rounds; the median is reported")->check(CLI::PositiveNumber);
+  std::string emit;
+  app.add_option("--emit", emit, "Print the generated experiment (loops or spelled) instead of timing")
+      ->check(CLI::IsMember({"loops", "spelled"}));
   CLI11_PARSE(app, argc, argv);
+  if (!emit.empty()) {
+    fmt::print("{}", emit == "loops" ? generate_loops(ops, streams) : generate(ops, streams));
+    return 0;
+  }
 
   Timing loops, spelled;
   try {

@@ -34,10 +34,17 @@ void check_geometry(MapReader& r, const Op& op) {
     r.ctx.error(r.get("block"), fmt::format("block has {} threads; at most {} per block", threads, kMaxThreadsPerBlock));
 }
 
-std::vector<std::string> param_keys(const KernelInfo& k) {
-  std::vector<std::string> keys;
-  for (const auto& p : k.params) keys.emplace_back(p.name);
-  return keys;
+// Each kernel's argument names, built once.
+const std::vector<std::string>& param_keys(const KernelInfo& k) {
+  static const auto keys = [] {
+    std::vector<std::vector<std::string>> all;
+    for (const auto& kernel : kernel_table()) {
+      all.emplace_back();
+      for (const auto& p : kernel.params) all.back().emplace_back(p.name);
+    }
+    return all;
+  }();
+  return keys[static_cast<size_t>(&k - kernel_table().data())];
 }
 
 // Binds every parameter of the kernel; returns false if any is missing or of the wrong kind.
@@ -91,8 +98,11 @@ void report_kernel_problem(MapReader& r, const KernelArgProblem& problem) {
 }
 
 void parse_launch(MapReader& r, Op& op) {
-  std::vector<std::string> names;
-  for (const auto& k : kernel_table()) names.emplace_back(k.name);
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (const auto& k : kernel_table()) all.emplace_back(k.name);
+    return all;
+  }();
   auto kernel = r.ctx.choice(r.require("kernel"), "kernel", names);
   auto grid = r.ctx.dims(r.require("grid"), "grid");
   auto block = r.ctx.dims(r.require("block"), "block");

@@ -122,9 +122,10 @@ std::optional<int> LoadContext::lookup(const YAML::Node& node, std::string_view 
                                        const std::vector<T>& items) {
   auto name = indexed_name(node, kind);
   if (!name) return std::nullopt;
-  std::vector<std::string> names;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].name == *name) return static_cast<int>(i);
+  std::vector<std::string> names;  // not found: the names, for the message
   for (const auto& item : items) names.push_back(item.name);
-  if (int i = index_of(names, *name); i >= 0) return i;
   if (size_t open = name->find('['); open != std::string::npos) {  // an index past an array's end?
     std::string base = name->substr(0, open + 1);
     int64_t size = std::count_if(names.begin(), names.end(), [&](const std::string& n) { return n.rfind(base, 0) == 0; });
@@ -197,7 +198,7 @@ std::optional<std::array<int64_t, 3>> LoadContext::dims(const YAML::Node& node, 
   return good ? std::optional(out) : std::nullopt;
 }
 
-MapReader::MapReader(LoadContext& c, const YAML::Node& node, std::string what, std::vector<std::string> keys)
+MapReader::MapReader(LoadContext& c, const YAML::Node& node, std::string what, const std::vector<std::string>& keys)
     : ctx(c), node_(node), what_(std::move(what)) {
   if (node.IsNull()) {  // an empty body (`deviceSynchronize:`) reads as an empty mapping
     ok_ = true;
@@ -208,19 +209,22 @@ MapReader::MapReader(LoadContext& c, const YAML::Node& node, std::string what, s
     return;
   }
   ok_ = true;
-  std::vector<std::string> names;
-  for (const auto& k : keys) names.emplace_back(key_name(k));
+  entries_.reserve(node.size());
   for (auto it = node.begin(); it != node.end(); ++it) {
-    std::string key = it->first.IsScalar() ? it->first.Scalar() : describe_node(it->first);
+    const auto entry = *it;  // each it-> would build the key and value nodes again
+    std::string key = entry.first.IsScalar() ? entry.first.Scalar() : describe_node(entry.first);
     if (has(key)) {
-      ctx.error(it->first, fmt::format("duplicate key '{}' in {}", key, what_));
+      ctx.error(entry.first, fmt::format("duplicate key '{}' in {}", key, what_));
       continue;
     }
-    bool known = std::find(names.begin(), names.end(), key) != names.end();
-    if (!known)
-      ctx.error(it->first, fmt::format("unknown key '{}' in {}{} (expected: {})", key, what_,
+    bool known = std::any_of(keys.begin(), keys.end(), [&](const std::string& k) { return key_name(k) == key; });
+    if (!known) {
+      std::vector<std::string> names;
+      for (const auto& k : keys) names.emplace_back(key_name(k));
+      ctx.error(entry.first, fmt::format("unknown key '{}' in {}{} (expected: {})", key, what_,
                                        did_you_mean(key, names), join(names)));
-    entries_.push_back({key, it->first, it->second});
+    }
+    entries_.push_back({std::move(key), entry.first, entry.second});
   }
 }
 

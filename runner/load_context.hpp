@@ -61,7 +61,7 @@ class LoadContext {
 // when asked for with require().
 class MapReader {
  public:
-  MapReader(LoadContext& ctx, const YAML::Node& node, std::string what, std::vector<std::string> keys);
+  MapReader(LoadContext& ctx, const YAML::Node& node, std::string what, const std::vector<std::string>& keys);
 
   bool ok() const { return ok_; }
   const YAML::Node& node() const { return node_; }

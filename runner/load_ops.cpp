@@ -1,6 +1,7 @@
 // The `ops:` section: a list of {kind: {fields}} in host issue order; each kind's fields are
 // read by its own parse function (ops/).
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -17,11 +18,19 @@ std::vector<std::string> op_names() {
   return names;
 }
 
-std::vector<std::string> op_keys(const OpKind& kind) {
-  std::vector<std::string> keys(kind.keys.begin(), kind.keys.end());
-  keys.emplace_back("id?");
-  keys.emplace_back("allow?");
-  return keys;
+// The keys each op kind accepts, built once: a long loop reads thousands of ops.
+const std::vector<std::string>& op_keys(const OpKind& kind) {
+  static const auto keys = [] {
+    std::map<const OpKind*, std::vector<std::string>> all;
+    for (const OpKind* k : op_table()) {
+      std::vector<std::string> v(k->keys.begin(), k->keys.end());
+      v.emplace_back("id?");
+      v.emplace_back("allow?");
+      all[k] = std::move(v);
+    }
+    return all;
+  }();
+  return keys.at(&kind);
 }
 
 void read_id(MapReader& r, Op& op, int number) {

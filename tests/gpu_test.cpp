@@ -71,7 +71,7 @@ TEST_SUITE("gpu") {
       bool has_n = false;
       for (const auto& p : load_file(path.string()).params) has_n = has_n || p.first == "N";
       for (const char* n : {"256", "1000"}) {
-        INFO(path.string(), " N=", n);
+        INFO(path.string(), " N=", std::string(n));
         LoadOptions o;
         if (has_n) o.overrides = {{"N", n}};
         Experiment e = load_file(path.string(), o);
