@@ -229,6 +229,34 @@ ops:
 }
 
 TEST_SUITE("gpu") {
+  // The read host function runs on the driver's thread once the copy before it in its stream is
+  // done, and reading 64 MiB of pinned memory takes the host milliseconds.
+  TEST_CASE("cuda backend: a host function reads a pinned buffer after the copy that fills it") {
+    SKIP_WITHOUT_GPU();
+    Experiment e = load_string(R"(name: host-read
+streams:
+  s: {}
+buffers:
+  d: {type: float32, count: 16777216, memory: device, init: {value: 3}}
+  h: {type: float32, count: 16777216, memory: pinned}
+ops:
+  - memcpyAsync: {id: d2h, dst: h, src: d, stream: s}
+  - launchHostFunc: {id: consume, fn: read, buffer: h, stream: s}
+  - streamSynchronize: {stream: s}
+checks:
+  - value: {buffer: h, value: 3}
+)", "host_read.yaml");
+    CHECK(analyze(e).items().empty());
+    auto gpu = make_cuda_backend(e, 0);
+    RunRecord run = run_experiment(e, *gpu, {3, 1, {}});
+    REQUIRE(run.checks.size() == 1);
+    CHECK(run.checks[0].passed);
+    for (const auto& rep : run.reps) {
+      CHECK(rep.ops[1].start_ms >= rep.ops[0].end_ms);  // stream order
+      CHECK(rep.ops[1].device_ms() > 1.0);              // it read 64 MiB
+    }
+  }
+
   TEST_CASE("cuda backend: kernels and copies on managed and mapped (zero-copy) memory") {
     SKIP_WITHOUT_GPU();
     Experiment e = load_string(R"(name: memories

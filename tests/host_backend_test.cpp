@@ -287,6 +287,29 @@ expect:
   CHECK(run.expectations[0].status == ExpectationResult::Status::passed);
 }
 
+TEST_CASE("host backend: the read host function reads a host buffer; device memory is refused") {
+  auto e = load_string(R"(name: r
+streams: {s: {}}
+buffers:
+  h: {type: float32, count: 1024, memory: pinned, init: {value: 2}}
+ops:
+  - launchHostFunc: {id: consume, fn: read, buffer: {buffer: h, offset: 256, count: 512}, stream: s}
+)", "r.yaml");
+  CHECK(e.ops[0].kind->describe(e, e.ops[0]) == "read(h[256:768])");
+  auto accesses = e.ops[0].kind->accesses(e, e.ops[0]);
+  REQUIRE(accesses.size() == 1);
+  CHECK(accesses[0].host);
+  CHECK_FALSE(accesses[0].write);
+  RunRecord run = run_on_host(e);
+  CHECK(run.reps[0].ops[0].host_ms() >= 0);
+  CHECK(diagnostics_of("name: r\nbuffers:\n  d: {type: float32, count: 4, memory: device}\nops:\n"
+                       "  - launchHostFunc: {fn: read, buffer: d}\n").find(
+            "host function read needs memory the host can read (pinned, pageable, managed or mapped); 'd' is "
+            "device memory") != std::string::npos);
+  CHECK(diagnostics_of("name: r\nops:\n  - launchHostFunc: {fn: read}\n").find("missing 'buffer'") !=
+        std::string::npos);
+}
+
 TEST_CASE("host backend: managed and mapped buffers take kernels, memsets and copies") {
   auto e = load_string(R"(name: m
 buffers:
