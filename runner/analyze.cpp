@@ -108,7 +108,7 @@ class Analyzer {
   }
 
   void report_race(const Record& r, int i, const Access& a, const BufferRange& overlap) {
-    if (repeats_earlier("race", op(i).loc, op(r.op).loc)) return;
+    if (repeats_earlier("race", op(i).loc, op(r.op).loc, overlap.buffer)) return;
     Finding& f = out_.add("race", op(i).loc,
                           fmt::format("data race on '{}': op '{}' (stream '{}') {}s it while op '{}' (stream '{}', "
                                       "line {}) may still {} it; nothing orders the two", range_name(exp_, overlap),
@@ -118,13 +118,14 @@ class Analyzer {
                                                    range_name(exp_, overlap))});
     f.fix = event_fix(r.op, i);
     f.ops = {r.op, i};
+    f.buffer = overlap.buffer;
     conflicts_.push_back({out_.items().size() - 1, r.op, i});
   }
 
   // A host function reads host memory while device work may still write it.
   void report_host_read(const Record& r, int i, const Access& a, const BufferRange& overlap) {
     int reader = a.host ? i : r.op, writer = a.host ? r.op : i;
-    if (repeats_earlier("unsynced-host-read", op(i).loc, op(r.op).loc)) return;
+    if (repeats_earlier("unsynced-host-read", op(i).loc, op(r.op).loc, overlap.buffer)) return;
     Finding& f = out_.add("unsynced-host-read", op(i).loc,
                           fmt::format("host function '{}' (stream '{}') reads '{}' while {} may still write it",
                                       op(reader).id, stream_name(op(reader).stream), range_name(exp_, overlap),
@@ -132,6 +133,7 @@ class Analyzer {
     f.related.push_back({op(r.op).loc, fmt::format("op '{}' {}s it here", op(r.op).id, verb(r.write))});
     f.fix = event_fix(r.op, i);
     f.ops = {r.op, i};
+    f.buffer = overlap.buffer;
     conflicts_.push_back({out_.items().size() - 1, r.op, i});
   }
 
@@ -140,7 +142,7 @@ class Analyzer {
     const Buffer& b = exp_.buffers[a.range.buffer];
     const auto& at = alloc_at_[a.range.buffer];
     if (!at || done_in(*at, start) || !reported_.insert({b.alloc_op, a.range.buffer}).second) return;
-    if (repeats_earlier("use-before-alloc", op(i).loc, op(b.alloc_op).loc)) return;
+    if (repeats_earlier("use-before-alloc", op(i).loc, op(b.alloc_op).loc, a.range.buffer)) return;
     Finding& f = out_.add("use-before-alloc", op(i).loc,
                           fmt::format("op '{}' (stream '{}') uses '{}' before its allocation is ordered before it: "
                                       "op '{}' allocates it in stream '{}' (line {}), and nothing makes stream '{}' "
@@ -150,6 +152,7 @@ class Analyzer {
     f.related.push_back({op(b.alloc_op).loc, fmt::format("'{}' is allocated here, in stream order", b.name)});
     f.fix = event_fix(b.alloc_op, i);
     f.ops = {b.alloc_op, i};
+    f.buffer = a.range.buffer;
   }
 
   // A2, I4: every use of a buffer must be done before its free.
@@ -157,7 +160,7 @@ class Analyzer {
     std::set<int> seen;
     for (const Record& r : live_[buffer]) {
       if (done_in(r.at, at) || !seen.insert(r.op).second) continue;
-      if (repeats_earlier("use-after-free", op(i).loc, op(r.op).loc)) continue;
+      if (repeats_earlier("use-after-free", op(i).loc, op(r.op).loc, buffer)) continue;
       Finding& f = out_.add("use-after-free", op(i).loc,
                             fmt::format("op '{}' frees '{}' while {} may still {} it", op(i).id,
                                         exp_.buffers[buffer].name, title(r.op), verb(r.write)));
@@ -168,6 +171,7 @@ class Analyzer {
                                               stream_name(op(r.op).stream), op(i).id, stream_name(op(r.op).stream),
                                               op(i).loc.line);
       f.ops = {r.op, i};
+      f.buffer = buffer;
     }
   }
 
@@ -204,7 +208,7 @@ class Analyzer {
       if (!r.write || r.end <= range.offset || range.offset + range.count <= r.begin || done_in(r.at, hb_.host()) ||
           !seen.insert(r.op).second)
         continue;
-      if (repeats_earlier("unsynced-host-read", check.loc, op(r.op).loc)) continue;
+      if (repeats_earlier("unsynced-host-read", check.loc, op(r.op).loc, range.buffer)) continue;
       Finding& f = out_.add("unsynced-host-read", check.loc,
                             fmt::format("check {} reads '{}' on the host, but {} may still write it: nothing makes "
                                         "the host wait for it before the end of the ops (streamlab synchronizes "
@@ -218,6 +222,7 @@ class Analyzer {
                           stream_name(op(r.op).stream), op(r.op).id, stream_name(op(r.op).stream), op(r.op).loc.line);
       f.ops = {r.op};
       f.checks = {c};
+      f.buffer = range.buffer;
     }
   }
 
@@ -242,8 +247,9 @@ class Analyzer {
 
   // Counts a finding that repeats one already made from the same YAML lines (a loop) instead of
   // building its text again: a racy loop of ten thousand iterations costs one message.
-  bool repeats_earlier(std::string_view code, const SourceLoc& at, const SourceLoc& other) {
-    auto [it, fresh] = made_.try_emplace(std::tuple(code, at.line, at.col, other.line, other.col), out_.items().size());
+  bool repeats_earlier(std::string_view code, const SourceLoc& at, const SourceLoc& other, int buffer) {
+    auto [it, fresh] =
+        made_.try_emplace(std::tuple(code, at.line, at.col, other.line, other.col, buffer), out_.items().size());
     if (!fresh) ++out_.items()[it->second].repeats;
     return !fresh;
   }
@@ -289,7 +295,7 @@ class Analyzer {
 
   void report_unused_records() {
     for (int r : records_) {
-      if (consumed_[r] || repeats_earlier("event-unused", op(r).loc, {})) continue;
+      if (consumed_[r] || repeats_earlier("event-unused", op(r).loc, {}, -1)) continue;
       const std::string& event = exp_.events[op(r).event].name;
       Finding& f = out_.add("event-unused", op(r).loc,
                             fmt::format("event '{}' recorded by op '{}' is never waited on, synchronized or queried "
@@ -399,13 +405,13 @@ class Analyzer {
   std::vector<std::vector<int>> waits_;                // per stream: its streamWaitEvent ops
   std::map<int, LegacyBarrier> legacy_;                // per legacy-stream op that serializes something
   std::vector<Conflict> conflicts_;
-  std::map<std::tuple<std::string_view, int, int, int, int>, size_t> made_;  // finding by code and places
+  std::map<std::tuple<std::string_view, int, int, int, int, int>, size_t> made_;  // by code, places, buffer
 };
 
 // --- after the walk: loop repeats folded, `allow`s applied, source order ---
 
 std::string fold_key(const Finding& f) {
-  std::string key = fmt::format("{}|{}:{}", f.code, f.loc.line, f.loc.col);
+  std::string key = fmt::format("{}|{}:{}|{}", f.code, f.loc.line, f.loc.col, f.buffer);
   for (const auto& r : f.related) key += fmt::format("|{}:{}", r.loc.line, r.loc.col);
   return key;
 }

@@ -34,6 +34,7 @@ struct Finding {
   std::string fix;               // YAML that would remove it; empty when there is no single fix
   std::vector<int> ops;          // the ops involved (an `allow` on any of them acknowledges it)
   std::vector<int> checks;       // the checks involved
+  int buffer = -1;               // the buffer a memory finding is about
   int repeats = 1;               // how many expanded ops (loop iterations) gave this same finding
   bool acknowledged = false;
 };

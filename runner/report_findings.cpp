@@ -66,8 +66,13 @@ std::string format_findings_json(const Experiment& exp, const Findings& findings
     item.update(loc_json(f.loc));
     item["message"] = f.message;
     json ops = json::array();
-    for (int i : f.ops) ops.push_back(exp.ops[i].id);
+    for (int i : f.ops) {
+      json o = {{"id", exp.ops[i].id}};
+      o.update(loc_json(exp.ops[i].loc));
+      ops.push_back(o);
+    }
     item["ops"] = ops;
+    item["buffer"] = f.buffer >= 0 ? json(exp.buffers[f.buffer].name) : json(nullptr);
     json related = json::array();
     for (const auto& r : f.related) {
       json rel = loc_json(r.loc);
@@ -94,6 +99,7 @@ std::string format_load_errors_json(const std::string& file, const Diagnostics& 
     item.update(loc_json(d.loc));
     item["message"] = d.message;
     item["ops"] = json::array();
+    item["buffer"] = nullptr;
     item["related"] = json::array();
     item["fix"] = nullptr;
     item["repeats"] = 1;

@@ -96,7 +96,10 @@ TEST_CASE("analyze: JSON output carries codes, places, fixes and acknowledgement
   CHECK(doc["diagnostics"][0]["code"] == "race");
   CHECK(doc["diagnostics"][0]["acknowledged"] == true);
   CHECK(doc["diagnostics"][0]["line"] == 16);
-  CHECK(doc["diagnostics"][0]["ops"] == nlohmann::json::array({"produce", "consume"}));
+  CHECK(doc["diagnostics"][0]["ops"][0]["id"] == "produce");
+  CHECK(doc["diagnostics"][0]["ops"][1]["id"] == "consume");
+  CHECK(doc["diagnostics"][0]["ops"][1]["line"] == 16);
+  CHECK(doc["diagnostics"][0]["buffer"] == "d");
 }
 
 TEST_CASE("analyze: a generated experiment of 16 streams orders what its events order") {
