@@ -20,8 +20,14 @@ constexpr std::string_view kAsyncKeys[] = {"buffer", "stream?"};
 
 int op_index(const MapReader& r) { return static_cast<int>(r.ctx.exp.ops.size()); }  // the op being read
 
+// The whole buffer: an allocation has no element range.
+BufferRange whole_buffer(MapReader& r) {
+  int b = r.buffer("buffer");
+  return b < 0 ? BufferRange{} : BufferRange{b, 0, r.ctx.exp.buffers[b].count};
+}
+
 void parse_alloc(MapReader& r, Op& op, MemoryKind memory) {
-  op.dst = r.range("buffer");
+  op.dst = whole_buffer(r);
   if (!op.dst.valid()) return;
   Buffer& b = r.ctx.exp.buffers[op.dst.buffer];
   if (b.memory != memory)
@@ -40,7 +46,7 @@ void parse_alloc(MapReader& r, Op& op, MemoryKind memory) {
 
 // `allocators`: the op kinds whose memory this one may free.
 void parse_free(MapReader& r, Op& op, std::initializer_list<std::string_view> allocators) {
-  op.dst = r.range("buffer");
+  op.dst = whole_buffer(r);
   if (!op.dst.valid()) return;
   Buffer& b = r.ctx.exp.buffers[op.dst.buffer];
   if (b.alloc_op < 0) {

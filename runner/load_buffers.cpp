@@ -142,9 +142,12 @@ void load_buffer(LoadContext& ctx, const YAML::Node& key, const YAML::Node& valu
   b.memory = static_cast<MemoryKind>(ctx.choice(r.require("memory"), "memory", kMemory).value_or(0));
   load_extent(ctx, r, b);
   if (r.has("init")) load_init(ctx, r.get("init"), b);
-  for (const auto& name : array_names(ctx, r, b.name)) {  // every element alike
+  // Elements of an array are alike, but random ones each get their own seed (seed + index): with
+  // one seed, a copy into the wrong element would pass every check.
+  for (const auto& name : array_names(ctx, r, b.name)) {
     b.name = name;
     ctx.exp.buffers.push_back(b);
+    ++b.init.seed;
   }
 }
 

@@ -170,6 +170,7 @@ streams:
 buffers:
   h: {type: float32, count: K*C, memory: pinned, init: sequence}
   d: {type: float32, count: C, memory: device, array: K}
+  r: {type: float32, count: C, memory: device, array: 2, init: {random: {seed: 7}}}
 ops:
   - loop:
       var: i
@@ -184,8 +185,10 @@ expect:
   REQUIRE(e.streams.size() == 4);
   CHECK(e.streams[3].name == "s[2]");
   CHECK(e.streams[3].non_blocking);
-  REQUIRE(e.buffers.size() == 4);
+  REQUIRE(e.buffers.size() == 6);
   CHECK(e.buffers[2].name == "d[1]");
+  CHECK(e.buffers[4].init.seed == 7);  // random elements of an array each get their own seed
+  CHECK(e.buffers[5].init.seed == 8);
   REQUIRE(e.ops.size() == 10);
   CHECK(e.ops[3].id == "up[1]");
   CHECK(e.ops[3].src.offset == 4);
