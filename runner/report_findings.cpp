@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "runner/report_findings.hpp"
+
 #include "runner/analyze.hpp"
 
 namespace streamlab {
@@ -58,8 +60,7 @@ std::string format_counts(const FindingCounts& n) {
   return out;
 }
 
-std::string format_findings_json(const Experiment& exp, const Findings& findings) {
-  FindingCounts n = count_findings(findings);
+json findings_json(const Experiment& exp, const Findings& findings) {
   json items = json::array();
   for (const auto& f : findings.items()) {
     json item = {{"severity", severity_name(f.severity)}, {"code", f.code}};
@@ -85,6 +86,12 @@ std::string format_findings_json(const Experiment& exp, const Findings& findings
     item["acknowledged"] = f.acknowledged;
     items.push_back(item);
   }
+  return items;
+}
+
+std::string format_findings_json(const Experiment& exp, const Findings& findings) {
+  FindingCounts n = count_findings(findings);
+  json items = findings_json(exp, findings);
   json doc = {{"file", exp.file},   {"experiment", exp.name},  {"valid", true},
               {"errors", n.errors}, {"warnings", n.warnings},  {"notes", n.notes},
               {"acknowledged", n.acknowledged}, {"diagnostics", items}};
