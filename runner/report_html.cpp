@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ops/op.hpp"
+#include "runner/analyze.hpp"
 #include "runner/figures.hpp"
 #include "runner/report_files.hpp"
 
@@ -151,6 +152,20 @@ std::string verdicts(const RunRecord& run) {
   return out + "</table>\n";
 }
 
+// What `streamlab check` says of the experiment; nothing when it says nothing.
+std::string diagnostics(const Experiment& exp) {
+  Findings findings = analyze(exp);
+  if (findings.items().empty()) return "";
+  std::string out = "<h2>Diagnostics (streamlab check)</h2>\n<table>";
+  for (const auto& f : findings.items()) {
+    std::string_view severity = f.severity == Severity::error ? "error" : f.severity == Severity::warning ? "warning" : "note";
+    out += fmt::format("<tr><td class='{}'>{}{}</td><td>{}</td><td>line {}</td><td>{}</td></tr>",
+                       f.severity == Severity::error && !f.acknowledged ? "fail" : "pass", severity,
+                       f.acknowledged ? " (acknowledged)" : "", escape(f.code), f.loc.line, escape(f.message));
+  }
+  return out + "</table>\n";
+}
+
 constexpr const char* kStyle =
     "body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
     "padding:3px 8px;font-size:13px;text-align:left}.pass{color:#2a7d2a}.fail{color:#c0392b;font-weight:bold}";
@@ -164,10 +179,10 @@ std::string format_html(const Experiment& exp, const RunRecord& run) {
   return fmt::format(
       "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{0}</title><style>{1}</style></head><body>\n"
       "<h1>{0}</h1>\n<p>{2}</p>\n<ul><li>backend: {3} ({4})</li><li>{5} warm-up + {6} timed repetitions</li>"
-      "<li>timer: {7}</li>{8}</ul>\n{9}{10}{11}{12}</body></html>\n",
+      "<li>timer: {7}</li>{8}</ul>\n{9}{10}{11}{12}{13}</body></html>\n",
       escape(exp.name), kStyle, escape(exp.description), escape(run.backend), escape(run.device), run.warmup,
       run.reps.size(), escape(run.timer_description), notes, timeline(exp, run), op_rows(exp, f),
-      figure_rows(exp, run, f), verdicts(run));
+      figure_rows(exp, run, f), verdicts(run), diagnostics(exp));
 }
 
 }  // namespace streamlab

@@ -48,6 +48,7 @@ expect check-acknowledged 0 "no diagnostics \(1 acknowledged\)" -- "$bin" check 
 expect run-race-refused 2 "not running '$racy': 1 error" -- "$bin" run $racy --backend host
 expect run-allow-races 0 'running despite 1 error \(--allow-races\)' -- "$bin" run $racy --backend host --allow-races
 expect json-diagnostics 0 '"code": "race",' -- "$bin" run experiments/races/r1_missing_event.yaml --backend host --set N=1024 --json -
+expect html-diagnostics 0 "<td class='pass'>error \(acknowledged\)</td><td>race</td>" -- "$bin" run experiments/races/r1_missing_event.yaml --backend host --set N=1024 --html -
 expect list-diagnostics 0 '^  use-after-free +error ' -- "$bin" list
 expect env 0 'env: LD_STREAMLAB_TEST=yes \(from the experiment' -- "$bin" run tests/data/env.yaml --backend host
 expect env-bad 2 'env: STREAMLAB_X needs a value' -- "$bin" run tests/bad/69_env_not_scalar.yaml --backend host
