@@ -191,12 +191,8 @@ class Analyzer {
   // reading the buffer there would not.
   void check_reads_at_end() {
     for (size_t c = 0; c < exp_.checks.size(); ++c) {
-      const CheckSpec& check = exp_.checks[c];
-      std::vector<BufferRange> ranges = {check.a, check.b};
-      ranges.insert(ranges.end(), check.args.begin(), check.args.end());
-      ranges.insert(ranges.end(), check.outputs.begin(), check.outputs.end());
       std::set<int> seen;
-      for (const BufferRange& range : ranges)
+      for (const BufferRange& range : check_ranges(exp_.checks[c]))
         if (range.valid() && host_accessible(exp_.buffers[range.buffer].memory))
           check_read_at_end(static_cast<int>(c), range, seen);
     }
@@ -269,12 +265,9 @@ class Analyzer {
   void report_unrecorded_waits() {
     for (int i : unrecorded_) {
       const std::string& event = exp_.events[op(i).event].name;
-      int later = -1;
-      for (int r : records_)
-        if (r > i && op(r).event == op(i).event) {
-          later = r;
-          break;
-        }
+      const auto& recs = records_of_event_[op(i).event];
+      auto next = std::upper_bound(recs.begin(), recs.end(), i);
+      int later = next == recs.end() ? -1 : *next;
       std::string what = op(i).kind->name == "streamWaitEvent"
                              ? fmt::format("stream '{}' waits on event '{}' before any op records it: the wait orders "
                                            "nothing (an event never recorded holds no work)",

@@ -322,11 +322,8 @@ const std::vector<CheckKind>& check_table() {
 
 // Checks read the final contents, so a buffer the op list frees has none to read.
 void check_not_freed(LoadContext& ctx, const YAML::Node& at, const CheckSpec& c) {
-  std::vector<BufferRange> ranges = {c.a, c.b};
-  ranges.insert(ranges.end(), c.args.begin(), c.args.end());
-  ranges.insert(ranges.end(), c.outputs.begin(), c.outputs.end());
   std::set<int> reported;
-  for (const auto& r : ranges) {
+  for (const auto& r : check_ranges(c)) {
     if (!r.valid() || ctx.exp.buffers[r.buffer].free_op < 0 || !reported.insert(r.buffer).second) continue;
     const Op& free = ctx.exp.ops[ctx.exp.buffers[r.buffer].free_op];
     ctx.error(at, fmt::format("check {} reads buffer '{}', which op '{}' (line {}) frees; checks read the contents "

@@ -120,15 +120,15 @@ std::function<void(int64_t, int64_t)> progress_printer() {
 
 // A racy experiment's numbers and results mean nothing: `run` shows what analyze finds first and
 // refuses to run on errors unless told to.
-void refuse_on_findings(const Experiment& exp, const RunArgs& args) {
+Findings refuse_on_findings(const Experiment& exp, const RunArgs& args) {
   Findings findings = analyze(exp);
   FindingCounts n = count_findings(findings);
   std::cerr << format_findings(findings, exp.source);
-  if (n.errors == 0) return;
+  if (n.errors == 0) return findings;
   if (args.allow_races) {
     std::cerr << fmt::format("streamlab: warning: running despite {} (--allow-races): results may vary from run to "
                              "run\n", format_counts(n));
-    return;
+    return findings;
   }
   throw InvalidExperiment(fmt::format("streamlab: error: not running '{}': {} (see above); its results would mean "
                                       "nothing. Fix them, or pass --allow-races to run it anyway\n",
@@ -137,7 +137,7 @@ void refuse_on_findings(const Experiment& exp, const RunArgs& args) {
 
 int cmd_run(const RunArgs& args, char** argv) {
   Experiment exp = load_file(args.file, load_options(args.sets));
-  refuse_on_findings(exp, args);
+  Findings findings = refuse_on_findings(exp, args);
   apply_environment(exp, argv);
   auto backend = choose_backend(exp, args);
   RunOptions options = run_options(exp, args, *backend);
@@ -145,6 +145,7 @@ int cmd_run(const RunArgs& args, char** argv) {
   RunRecord record = run_experiment(exp, *backend, options);
   auto env = environment_notes(exp);
   record.notes.insert(record.notes.begin(), env.begin(), env.end());
+  record.diagnostics = std::move(findings);
   write_reports(exp, record, args);
   return record.checks_passed() && record.expectations_held() ? kExitOk : kExitCheckFailed;
 }
@@ -202,8 +203,7 @@ int cmd_list() {
   out += "\ndiagnostics of check and run (acknowledge one an experiment shows on purpose with `allow: [CODE]` on "
          "its op or check)\n";
   for (const auto& c : finding_codes())
-    out += fmt::format("  {:<20} {:<8} {}\n", c.code, c.severity == Severity::error ? "error"
-                                                       : c.severity == Severity::warning ? "warning" : "note", c.meaning);
+    out += fmt::format("  {:<20} {:<8} {}\n", c.code, severity_name(c.severity), c.meaning);
   std::cout << out;
   return kExitOk;
 }

@@ -18,8 +18,6 @@ bool Diagnostics::has_errors() const {
   return false;
 }
 
-namespace {
-
 std::string_view severity_name(Severity s) {
   switch (s) {
     case Severity::error: return "error";
@@ -28,6 +26,8 @@ std::string_view severity_name(Severity s) {
   }
   return "error";
 }
+
+namespace {
 
 // The caret line keeps tabs where the source has them, so the caret lines up in any terminal.
 std::string caret_padding(std::string_view text, int col) {

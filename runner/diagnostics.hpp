@@ -10,6 +10,9 @@ namespace streamlab {
 
 enum class Severity { error, warning, note };
 
+// "error", "warning", "note": as diagnostics print them.
+std::string_view severity_name(Severity s);
+
 struct Diagnostic {
   Severity severity = Severity::error;
   SourceLoc loc;

@@ -7,6 +7,7 @@
 #include "runner/checks.hpp"
 #include "runner/expect.hpp"
 #include "runner/figures.hpp"
+#include "runner/findings.hpp"
 
 namespace streamlab {
 
@@ -30,6 +31,7 @@ struct RunRecord {
   RunFigures figures;                  // derived from the repetitions (figures.hpp)
   std::vector<CheckResult> checks;     // on the contents after the last repetition
   std::vector<ExpectationResult> expectations;
+  Findings diagnostics;  // what `streamlab check` said of the experiment before it ran (set by the caller)
   bool device_timing() const { return timer != "none"; }  // device intervals were measured
   bool checks_passed() const;
   bool expectations_held() const;  // none failed (not evaluated is not failed)

@@ -52,6 +52,13 @@ int64_t range_bytes(const Experiment& exp, const BufferRange& r) {
   return r.count * static_cast<int64_t>(elem_size(exp.buffers[r.buffer].type));
 }
 
+std::vector<BufferRange> check_ranges(const CheckSpec& c) {
+  std::vector<BufferRange> ranges = {c.a, c.b};
+  ranges.insert(ranges.end(), c.args.begin(), c.args.end());
+  ranges.insert(ranges.end(), c.outputs.begin(), c.outputs.end());
+  return ranges;
+}
+
 bool is_whole(const Experiment& exp, const BufferRange& r) {
   return r.offset == 0 && r.count == exp.buffers[r.buffer].count;
 }

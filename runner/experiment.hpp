@@ -155,6 +155,8 @@ struct Experiment {
   std::vector<Expectation> expectations;
 };
 
+// Every range a check reads (a, b, and a reference's inputs and outputs), valid or not.
+std::vector<BufferRange> check_ranges(const CheckSpec& c);
 // Whether the range is its whole buffer.
 bool is_whole(const Experiment& exp, const BufferRange& r);
 // The position of `op` in exp.ops (op refers to an element of it).

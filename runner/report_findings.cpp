@@ -12,10 +12,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string_view severity_name(Severity s) {
-  return s == Severity::error ? "error" : s == Severity::warning ? "warning" : "note";
-}
-
 std::string message_of(const Finding& f) {
   std::string m = f.message;
   if (f.repeats > 1) m += fmt::format(" ({} times, from loop iterations; the first is shown)", f.repeats);

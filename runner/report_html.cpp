@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "ops/op.hpp"
-#include "runner/analyze.hpp"
 #include "runner/figures.hpp"
 #include "runner/report_files.hpp"
 
@@ -153,14 +152,13 @@ std::string verdicts(const RunRecord& run) {
 }
 
 // What `streamlab check` says of the experiment; nothing when it says nothing.
-std::string diagnostics(const Experiment& exp) {
-  Findings findings = analyze(exp);
+std::string diagnostics(const RunRecord& run) {
+  const Findings& findings = run.diagnostics;
   if (findings.items().empty()) return "";
   std::string out = "<h2>Diagnostics (streamlab check)</h2>\n<table>";
   for (const auto& f : findings.items()) {
-    std::string_view severity = f.severity == Severity::error ? "error" : f.severity == Severity::warning ? "warning" : "note";
     out += fmt::format("<tr><td class='{}'>{}{}</td><td>{}</td><td>line {}</td><td>{}</td></tr>",
-                       f.severity == Severity::error && !f.acknowledged ? "fail" : "pass", severity,
+                       f.severity == Severity::error && !f.acknowledged ? "fail" : "pass", severity_name(f.severity),
                        f.acknowledged ? " (acknowledged)" : "", escape(f.code), f.loc.line, escape(f.message));
   }
   return out + "</table>\n";
@@ -182,7 +180,7 @@ std::string format_html(const Experiment& exp, const RunRecord& run) {
       "<li>timer: {7}</li>{8}</ul>\n{9}{10}{11}{12}{13}</body></html>\n",
       escape(exp.name), kStyle, escape(exp.description), escape(run.backend), escape(run.device), run.warmup,
       run.reps.size(), escape(run.timer_description), notes, timeline(exp, run), op_rows(exp, f),
-      figure_rows(exp, run, f), verdicts(run), diagnostics(exp));
+      figure_rows(exp, run, f), verdicts(run), diagnostics(run));
 }
 
 }  // namespace streamlab

@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "ops/op.hpp"
-#include "runner/analyze.hpp"
 #include "runner/figures.hpp"
 #include "runner/report_findings.hpp"
 #include "runner/report_files.hpp"
@@ -128,7 +127,7 @@ std::string format_json(const Experiment& exp, const RunRecord& run) {
       {"figures", figures_json(exp, figures)},
       {"checks", checks_json(run)},
       {"expectations", expectations_json(run)},
-      {"diagnostics", findings_json(exp, analyze(exp))},  // what streamlab check says of it
+      {"diagnostics", findings_json(exp, run.diagnostics)},
       {"passed", run.checks_passed() && run.expectations_held()},
   };
   return doc.dump(2) + "\n";
