@@ -4,6 +4,8 @@
 
 #include "ops/kernels/kernel.hpp"
 #include "ops/ops.hpp"
+#include "ops/user_kernel.hpp"
+#include "runner/backend.hpp"
 #include "runner/cuda_check.hpp"
 #include "runner/cuda_state.hpp"
 #include "runner/host_state.hpp"
@@ -13,7 +15,8 @@
 namespace streamlab {
 namespace {
 
-constexpr std::string_view kLaunchKeys[] = {"kernel", "grid", "block", "shared?", "stream?", "args?"};
+constexpr std::string_view kLaunchKeys[] = {"kernel", "grid", "block", "shared?", "stream?", "args?", "times?"};
+constexpr int64_t kMaxTimes = 1'000'000;
 
 // Limits of every GPU streamlab targets (compute capability 7.5 and later).
 constexpr int64_t kMaxThreadsPerBlock = 1024;
@@ -47,14 +50,53 @@ const std::vector<std::string>& param_keys(const KernelInfo& k) {
   return keys[static_cast<size_t>(&k - kernel_table().data())];
 }
 
+// A kernel's parameters as launches bind them: a built-in kernel's, or a user kernel's declared ones.
+struct Signature {
+  std::string_view name;
+  std::vector<KernelParam> params;
+  std::vector<std::string> keys;
+};
+
+Signature signature(const Experiment& exp, const Op& op) {
+  if (is_user_kernel(op)) {
+    const UserKernel& k = user_kernel(exp, op);
+    Signature sig{k.name, user_params(k), {}};
+    for (const auto& p : k.params) sig.keys.push_back(p.name);
+    return sig;
+  }
+  const KernelInfo& k = kernel_table()[op.kernel];
+  return {k.name, {k.params.begin(), k.params.end()}, param_keys(k)};
+}
+
+// A user kernel's declared types: buffers of the declared element type, int32 values that fit.
+bool check_user_types(MapReader& r, const UserKernel& k, const Op& op) {
+  bool good = true;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const UserKernelParam& p = k.params[i];
+    YAML::Node at = r.get("args")[p.name];
+    if (op.args[i].range.valid()) {
+      const Buffer& b = r.ctx.exp.buffers[op.args[i].range.buffer];
+      if (b.type == p.type) continue;
+      r.ctx.error(at, fmt::format("kernel '{}' declares '{}' as {} {}; '{}' is {}", k.name, p.name,
+                                  param_kind_name(static_cast<ParamKind>(p.kind)), elem_type_name(p.type), b.name,
+                                  elem_type_name(b.type)));
+      good = false;
+    } else if (p.type == ElemType::int32 && (op.args[i].scalar < INT32_MIN || op.args[i].scalar > INT32_MAX)) {
+      r.ctx.error(at, fmt::format("'{}' is {}, which does not fit its declared type int32", p.name, op.args[i].scalar));
+      good = false;
+    }
+  }
+  return good;
+}
+
 // Binds every parameter of the kernel; returns false if any is missing or of the wrong kind.
-bool bind_args(MapReader& r, const KernelInfo& k, Op& op) {
+bool bind_args(MapReader& r, const Signature& k, Op& op) {
   if (!r.has("args")) {
     if (k.params.empty()) return true;  // `args` may be left out for a kernel without parameters
     r.require("args");
     return false;
   }
-  MapReader args(r.ctx, r.get("args"), fmt::format("args of kernel '{}'", k.name), param_keys(k));
+  MapReader args(r.ctx, r.get("args"), fmt::format("args of kernel '{}'", k.name), k.keys);
   if (!args.ok()) return false;
   bool good = true;
   op.args.resize(k.params.size());
@@ -98,11 +140,15 @@ void report_kernel_problem(MapReader& r, const KernelArgProblem& problem) {
 }
 
 void parse_launch(MapReader& r, Op& op) {
-  static const std::vector<std::string> names = [] {
+  static const std::vector<std::string> builtin = [] {
     std::vector<std::string> all;
     for (const auto& k : kernel_table()) all.emplace_back(k.name);
     return all;
   }();
+  std::vector<std::string> user;
+  for (const auto& k : r.ctx.exp.kernels) user.push_back(k.name);
+  std::vector<std::string> names = builtin;
+  names.insert(names.end(), user.begin(), user.end());
   auto kernel = r.ctx.choice(r.require("kernel"), "kernel", names);
   auto grid = r.ctx.dims(r.require("grid"), "grid");
   auto block = r.ctx.dims(r.require("block"), "block");
@@ -112,14 +158,23 @@ void parse_launch(MapReader& r, Op& op) {
                                              op.shared_bytes, kMaxStaticOptInShared));
   op.stream = r.stream("stream", false);
   op.device_work = true;
+  if (r.has("times")) {  // issued back to back as one op: timed once, so the timer adds nothing per launch
+    op.replays = r.ctx.integer(r.get("times"), "times").value_or(1);
+    if (op.replays < 1 || op.replays > kMaxTimes)
+      r.ctx.error(r.get("times"), fmt::format("times: {}; expected 1..{}", op.replays, kMaxTimes));
+  }
   if (grid) op.grid = *grid;
   if (block) op.block = *block;
   if (grid && block) check_geometry(r, op);
   if (!kernel) return;
-  op.kernel = static_cast<int>(*kernel);
-  const KernelInfo& k = kernel_table()[op.kernel];
-  if (bind_args(r, k, op) && grid && block)
-    if (auto problem = k.validate(KernelCall{r.ctx.exp, op})) report_kernel_problem(r, *problem);
+  bool is_user = *kernel >= builtin.size();
+  op.kernel = static_cast<int>(is_user ? kUserKernelBase + (*kernel - builtin.size()) : *kernel);
+  if (!bind_args(r, signature(r.ctx.exp, op), op) || !grid || !block) return;
+  if (is_user) {
+    check_user_types(r, user_kernel(r.ctx.exp, op), op);
+    return;
+  }
+  if (auto problem = kernel_table()[op.kernel].validate(KernelCall{r.ctx.exp, op})) report_kernel_problem(r, *problem);
 }
 
 LaunchDims launch_dims(const Op& op) {
@@ -141,18 +196,31 @@ KernelArgs kernel_args(const Op& op, const State& s) {
 }
 
 void host_launch(HostState& s, const Op& op) {
-  kernel_table()[op.kernel].host(launch_dims(op), kernel_args(op, s));
+  if (is_user_kernel(op))
+    throw HostUnsupported(fmt::format("kernel '{}' is CUDA source compiled by NVRTC for a GPU; the host backend cannot "
+                                      "run it", user_kernel(s.exp, op).name));
+  for (int64_t t = 0; t < op.replays; ++t) kernel_table()[op.kernel].host(launch_dims(op), kernel_args(op, s));
 }
 
 void cuda_launch(CudaState& s, const Op& op) {
-  const KernelInfo& k = kernel_table()[op.kernel];
-  cuda_check(k.launch(launch_dims(op), s.streams[op.stream], kernel_args(op, s)),
-             fmt::format("launch of {}<<<[{},{},{}], [{},{},{}], {}>>>", k.name, op.grid[0], op.grid[1],
-                         op.grid[2], op.block[0], op.block[1], op.block[2], op.shared_bytes).c_str());
+  for (int64_t t = 0; t < op.replays; ++t) {
+    if (is_user_kernel(op)) {
+      launch_user_kernel(s, op);
+      continue;
+    }
+    const KernelInfo& k = kernel_table()[op.kernel];
+    cuda_check(k.launch(launch_dims(op), s.streams[op.stream], kernel_args(op, s)),
+               fmt::format("launch of {}<<<[{},{},{}], [{},{},{}], {}>>>", k.name, op.grid[0], op.grid[1],
+                           op.grid[2], op.block[0], op.block[1], op.block[2], op.shared_bytes).c_str());
+  }
+}
+
+void prepare_launch(CudaState& s, const Op& op) {
+  if (is_user_kernel(op)) prepare_user_kernel(s, op);
 }
 
 std::string describe_launch(const Experiment& exp, const Op& op) {
-  const KernelInfo& k = kernel_table()[op.kernel];
+  Signature k = signature(exp, op);
   std::string args;
   for (size_t i = 0; i < op.args.size(); ++i) {
     if (i) args += ", ";
@@ -164,18 +232,22 @@ std::string describe_launch(const Experiment& exp, const Op& op) {
   auto dims = [](const std::array<int64_t, 3>& d) {
     return d[2] > 1 ? fmt::format("[{},{},{}]", d[0], d[1], d[2]) : fmt::format("[{},{}]", d[0], d[1]);
   };
-  return fmt::format("{}<<<{}, {}{}>>>({})", k.name, dims(op.grid), dims(op.block),
-                     op.shared_bytes ? fmt::format(", {}", op.shared_bytes) : "", args);
+  return fmt::format("{}<<<{}, {}{}>>>({}){}", k.name, dims(op.grid), dims(op.block),
+                     op.shared_bytes ? fmt::format(", {}", op.shared_bytes) : "", args,
+                     op.replays > 1 ? fmt::format(" x{}", op.replays) : "");
 }
 
 int64_t launch_bytes(const Experiment& exp, const Op& op) {
-  return kernel_table()[op.kernel].bytes(KernelCall{exp, op});
+  if (!is_user_kernel(op)) return op.replays * kernel_table()[op.kernel].bytes(KernelCall{exp, op});
+  int64_t sum = 0;  // what a user kernel declares it reads plus what it declares it writes
+  for (const Access& a : op.kind->accesses(exp, op)) sum += range_bytes(exp, a.range);
+  return op.replays * sum;
 }
 
-std::vector<Access> launch_accesses(const Experiment&, const Op& op) {
+std::vector<Access> launch_accesses(const Experiment& exp, const Op& op) {
   std::vector<Access> out;
   if (op.kernel < 0) return out;  // a launch with load errors
-  const auto& params = kernel_table()[op.kernel].params;
+  const auto params = signature(exp, op).params;
   for (size_t i = 0; i < params.size() && i < op.args.size(); ++i) {
     if (!op.args[i].range.valid()) continue;
     if (params[i].kind == ParamKind::in_buffer || params[i].kind == ParamKind::inout_buffer)
@@ -189,8 +261,9 @@ std::vector<Access> launch_accesses(const Experiment&, const Op& op) {
 }  // namespace
 
 const OpKind kLaunch = {"launch",
-                        "kernel<<<grid, block, shared, stream>>>(args): a built-in kernel (see kernels below)",
+                        "kernel<<<grid, block, shared, stream>>>(args), `times` times back to back: a built-in kernel (see kernels "
+                        "below) or one of the experiment's `kernels:`",
                         kLaunchKeys, parse_launch, host_launch, cuda_launch, describe_launch, never_blocks,
-                        launch_bytes, launch_accesses, order_in_stream};
+                        launch_bytes, launch_accesses, order_in_stream, no_lint, prepare_launch};
 
 }  // namespace streamlab

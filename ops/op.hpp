@@ -59,6 +59,10 @@ struct OpKind {
   // Pitfalls of the op on its own (`streamlab check`): a pageable async copy, an allocation in
   // the op list. The int is the op's index.
   void (*lint)(const Experiment&, const Op&, int, Findings&) = no_lint;
+  // Before the first repetition (cuda backend): what the op makes once and reuses (a library
+  // handle, a chosen algorithm, a captured graph, a compiled kernel), kept in
+  // CudaState::prepared. nullptr: nothing to prepare. Throws CudaError or RunError.
+  void (*prepare_cuda)(CudaState&, const Op&) = nullptr;
 };
 
 // Buffers that have an init and that some op writes: every repetition must start from their

@@ -12,5 +12,8 @@ extern const OpKind kStreamSynchronize, kDeviceSynchronize;           // sync.cp
 extern const OpKind kLaunchHostFunc;                                  // host_func.cpp
 extern const OpKind kStreamQuery, kEventQuery;                        // query.cpp
 extern const OpKind kMalloc, kFree, kMallocHost, kFreeHost, kMallocAsync, kFreeAsync;  // alloc.cpp
+extern const OpKind kGraph;                                           // graph.cpp
+extern const OpKind kGemm;                                            // gemm.cpp
+extern const OpKind kConvolutionForward;                              // convolution.cpp
 
 }  // namespace streamlab

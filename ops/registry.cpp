@@ -13,6 +13,7 @@ const OpKind* const kOps[] = {
     &kEventRecord, &kStreamWaitEvent,  &kEventSynchronize, &kStreamSynchronize, &kDeviceSynchronize,
     &kLaunchHostFunc, &kStreamQuery,   &kEventQuery,
     &kMalloc,      &kFree,             &kMallocHost,      &kFreeHost,          &kMallocAsync,   &kFreeAsync,
+    &kGraph,       &kGemm,             &kConvolutionForward,
 };
 
 }  // namespace

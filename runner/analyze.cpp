@@ -116,10 +116,27 @@ class Analyzer {
                                       stream_name(op(r.op).stream), op(r.op).loc.line, verb(r.write)));
     f.related.push_back({op(r.op).loc, fmt::format("op '{}' {}s '{}' here", op(r.op).id, verb(r.write),
                                                    range_name(exp_, overlap))});
-    f.fix = event_fix(r.op, i);
+    f.fix = op(i).workspace.buffer == overlap.buffer && op(r.op).workspace.buffer == overlap.buffer
+                ? workspace_fix(r.op, i)
+                : event_fix(r.op, i);
     f.ops = {r.op, i};
     f.buffer = overlap.buffer;
     conflicts_.push_back({out_.items().size() - 1, r.op, i});
+  }
+
+  // Two library calls sharing a workspace (cuda_semantics.md L2): one workspace each lets them run
+  // at once; an event would serialize them.
+  std::string workspace_fix(int first, int second) const {
+    const Buffer& ws = exp_.buffers[op(second).workspace.buffer];
+    return fmt::format("give op '{}' a workspace of its own, so that both may run at once:\n"
+                       "  buffers:\n"
+                       "    {}_{}: {{type: {}, count: {}, memory: device}}\n"
+                       "  and in op '{}': workspace: {}_{}\n"
+                       "(or, to run them one after the other, order them with an event: {})",
+                       op(second).id, ws.name, stream_name(op(second).stream), elem_type_name(ws.type), ws.count,
+                       op(second).id, ws.name, stream_name(op(second).stream),
+                       fmt::format("record one in stream '{}' after op '{}', wait for it in stream '{}'",
+                                   stream_name(op(first).stream), op(first).id, stream_name(op(second).stream)));
   }
 
   // A host function reads host memory while device work may still write it.
@@ -446,10 +463,32 @@ void apply_allows(const Experiment& exp, Findings& findings) {
   for (const CheckSpec& c : exp.checks) report_unused(c.allow, fmt::format("check {}", c.kind));
 }
 
+// A graph's body, analyzed as a capture runs: on its own, each forked stream starting from the
+// fork (an op inside a capture depends only on what the capture recorded before it). From outside,
+// the graph is one op of its stream touching everything its body touches. Findings point at the
+// body's ops; an allow on the graph op or on a body op acknowledges them.
+void analyze_graph_body(const Experiment& exp, int graph, Findings& into) {
+  Experiment body = exp;
+  body.ops = exp.ops[graph].body;
+  body.checks.clear();
+  body.expectations.clear();
+  for (Buffer& b : body.buffers) b.alloc_op = b.free_op = -1;  // lifetimes are the graph op's, checked outside
+  Findings inner = Analyzer(body).run();
+  fold_repeats(inner);
+  apply_allows(body, inner);
+  for (Finding& f : inner.items()) {
+    f.ops = {graph};
+    f.checks.clear();
+    into.items().push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 Findings analyze(const Experiment& exp) {
   Findings findings = Analyzer(exp).run();
+  for (size_t i = 0; i < exp.ops.size(); ++i)
+    if (!exp.ops[i].body.empty()) analyze_graph_body(exp, static_cast<int>(i), findings);
   fold_repeats(findings);
   apply_allows(exp, findings);
   std::stable_sort(findings.items().begin(), findings.items().end(), [](const Finding& a, const Finding& b) {

@@ -22,6 +22,12 @@ struct OpSample {
   // streamQuery / eventQuery: 1 when the work was complete (cudaSuccess), 0 when not
   // (cudaErrorNotReady); -1 for other ops.
   int answer = -1;
+  // A graph op, with the CUPTI timer: per captured op of its body, its device time in one replay
+  // (the mean over the replays; NaN where none was measured).
+  std::vector<double> body_ms{};
+  // CUPTI's records of graph nodes: node id -> device ms summed over the op's launches (the
+  // backend turns them into body_ms).
+  std::vector<std::pair<uint64_t, double>> graph_nodes{};
   double host_ms() const { return return_ms - issue_ms; }
   double device_ms() const { return end_ms - start_ms; }
 };
@@ -34,6 +40,20 @@ struct RepetitionSample {
   // repetition's final device synchronize.
   double host_span_ms = 0;
   double device_span_ms = NAN;  // first device start to last device end (NaN: no device ops timed)
+};
+
+// An op the host backend cannot perform (a kernel compiled by NVRTC for a GPU): it skips the op
+// and what depends on it, and says so.
+class HostUnsupported : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What Backend::contents throws for a buffer whose contents the backend did not compute (the host
+// backend skipped an op that writes it); checks of it are not evaluated.
+class ContentsUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // A CUDA or runtime failure while running; the message names the op and its YAML line (exit 3).

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "runner/half.hpp"
+
 namespace streamlab {
 namespace {
 
@@ -29,6 +31,10 @@ void store_random(ElemType t, std::byte* data, int64_t i, uint64_t r) {
     case ElemType::float32: store(data, i, static_cast<float>(r >> 40) * 0x1.0p-24f); break;
     case ElemType::float64: store(data, i, static_cast<double>(r >> 11) * 0x1.0p-53); break;
     case ElemType::uint8: store(data, i, static_cast<uint8_t>(r >> 56)); break;
+    // 16-bit floats: multiples of 2^-11 in [0, 1); exact in float16, rounded to 8 significant bits
+    // in bfloat16.
+    case ElemType::float16: store(data, i, float_to_half(static_cast<float>(r >> 53) * 0x1.0p-11f)); break;
+    case ElemType::bfloat16: store(data, i, float_to_bfloat16(static_cast<float>(r >> 53) * 0x1.0p-11f)); break;
   }
 }
 
@@ -41,6 +47,8 @@ void store_value(ElemType t, std::byte* data, int64_t i, double v, int64_t wrapp
     case ElemType::float32: store(data, i, static_cast<float>(v)); break;
     case ElemType::float64: store(data, i, v); break;
     case ElemType::uint8: store(data, i, static_cast<uint8_t>(wrapped)); break;
+    case ElemType::float16: store(data, i, float_to_half(static_cast<float>(v))); break;
+    case ElemType::bfloat16: store(data, i, float_to_bfloat16(static_cast<float>(v))); break;
   }
 }
 

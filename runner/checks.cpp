@@ -9,7 +9,11 @@
 #include <fmt/format.h>
 
 #include "ops/kernels/kernel.hpp"
+#include "runner/backend.hpp"
 #include "runner/buffer_init.hpp"
+#include "runner/half.hpp"
+#include "runner/host_state.hpp"
+#include "ops/op.hpp"
 #include "runner/load_context.hpp"
 #include "runner/suggest.hpp"
 
@@ -31,6 +35,8 @@ double element(ElemType type, const std::byte* p) {
     case ElemType::float32: return read_as<float>(p);
     case ElemType::float64: return read_as<double>(p);
     case ElemType::uint8: return read_as<uint8_t>(p);
+    case ElemType::float16: return half_to_float(read_as<uint16_t>(p));
+    case ElemType::bfloat16: return bfloat16_to_float(read_as<uint16_t>(p));
   }
   return 0;
 }
@@ -46,6 +52,8 @@ std::array<std::byte, 8> element_bytes(ElemType type, double v) {
     case ElemType::float32: put(static_cast<float>(v)); break;
     case ElemType::float64: put(v); break;
     case ElemType::uint8: put(static_cast<uint8_t>(v)); break;
+    case ElemType::float16: put(float_to_half(static_cast<float>(v))); break;
+    case ElemType::bfloat16: put(float_to_bfloat16(static_cast<float>(v))); break;
   }
   return out;
 }
@@ -123,8 +131,11 @@ CheckResult run_checksum(const Experiment& exp, const CheckSpec& c, const Buffer
 
 // The launch's kernel, run by its host reference on the initial contents of the ranges its
 // parameters stand for; each range it writes is compared with the final contents of its output.
+CheckResult run_op_reference(const Experiment& exp, const CheckSpec& c, const BufferContents& contents);
+
 CheckResult run_reference(const Experiment& exp, const CheckSpec& c, const BufferContents& contents) {
   const Op& op = exp.ops[c.op];
+  if (op.kernel < 0) return run_op_reference(exp, c, contents);
   const KernelInfo& k = kernel_table()[op.kernel];
   std::map<int, std::vector<std::byte>> initial;  // buffer -> its initial contents, computed on
   KernelArgs args;
@@ -149,6 +160,32 @@ CheckResult run_reference(const Experiment& exp, const CheckSpec& c, const Buffe
     size_t size = elem_size(actual.buffer.type);
     auto result = compare(title, c, actual, [&](int64_t i) { return computed + i * size; },
                           [&](int64_t) { return fmt::format(" (host reference of {})", k.name); });
+    if (!result.passed) return result;
+  }
+  return {title, true, ""};
+}
+
+// A library op (gemm, convolutionForward) performed by its host implementation, in double, on the
+// initial contents of what it reads; what it writes (its workspace aside) is compared with the
+// final contents.
+CheckResult run_op_reference(const Experiment& exp, const CheckSpec& c, const BufferContents& contents) {
+  const Op& op = exp.ops[c.op];
+  HostState state{exp, std::vector<std::byte*>(exp.buffers.size(), nullptr), {}, {}};
+  std::map<int, std::vector<std::byte>> initial;
+  for (const Access& a : op.kind->accesses(exp, op)) {
+    const Buffer& b = exp.buffers[a.range.buffer];
+    auto [it, fresh] = initial.try_emplace(a.range.buffer, static_cast<size_t>(b.bytes));
+    if (fresh) fill_initial(b, it->second.data());
+    state.buffers[a.range.buffer] = it->second.data();
+  }
+  op.kind->run_host(state, op);
+  std::string title = fmt::format("reference({} '{}', computed on the host)", op.kind->name, op.id);
+  for (const BufferRange& out : c.outputs) {
+    Elements actual = elements(exp, out, contents);
+    const std::byte* computed = state.at(out);
+    size_t size = elem_size(actual.buffer.type);
+    auto result = compare(title, c, actual, [&](int64_t i) { return computed + i * size; },
+                          [&](int64_t) { return std::string(" (host reference)"); });
     if (!result.passed) return result;
   }
   return {title, true, ""};
@@ -201,6 +238,7 @@ void parse_pairwise(LoadContext& ctx, MapReader& r, CheckSpec& c) {
 
 // A value the buffer's elements can hold exactly: integers in range for integer types.
 bool representable(ElemType type, double v) {
+  if (type == ElemType::float16) return std::isfinite(v) && std::abs(v) <= 65504.0;
   if (is_float(type)) return std::isfinite(v) && (type == ElemType::float64 || std::abs(v) <= 3.4028234663852886e38);
   double lo = type == ElemType::int32 ? -2147483648.0 : type == ElemType::int64 ? -9.2233720368547758e18 : 0;
   double hi = type == ElemType::int32 ? 2147483647.0 : type == ElemType::uint32 ? 4294967295.0
@@ -232,8 +270,14 @@ int find_launch(LoadContext& ctx, const YAML::Node& node) {
   if (!id) return -1;
   std::vector<std::string> ids;
   for (size_t i = 0; i < ctx.exp.ops.size(); ++i) {
-    if (ctx.exp.ops[i].id == *id && ctx.exp.ops[i].kernel >= 0) return static_cast<int>(i);
-    if (ctx.exp.ops[i].kernel >= 0) ids.push_back(ctx.exp.ops[i].id);
+    bool builtin = ctx.exp.ops[i].kernel >= 0 && ctx.exp.ops[i].kernel < kUserKernelBase;  // with a host reference
+    if (ctx.exp.ops[i].id == *id && builtin) return static_cast<int>(i);
+    if (ctx.exp.ops[i].id == *id && ctx.exp.ops[i].kernel >= kUserKernelBase) {
+      ctx.error(node, fmt::format("launch '{}' runs a user kernel, which has no host reference; compare its result with "
+                                  "another computation of it (close, equal, value, checksum)", *id));
+      return -1;
+    }
+    if (builtin) ids.push_back(ctx.exp.ops[i].id);
   }
   ctx.error(node, unknown_name("launch op", *id, ids, "launch ops"));
   return -1;
@@ -272,9 +316,50 @@ std::vector<BufferRange> reference_ranges(LoadContext& ctx, MapReader& r, std::s
   return out;
 }
 
+// `op: ID`: a library op (gemm, convolutionForward), whose host implementation is its reference.
+int find_library_op(LoadContext& ctx, const YAML::Node& node) {
+  auto id = ctx.scalar(node, "op");
+  if (!id) return -1;
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < ctx.exp.ops.size(); ++i) {
+    const Op& op = ctx.exp.ops[i];
+    if (op.kind->name != "gemm" && op.kind->name != "convolutionForward") continue;
+    if (op.id == *id) return static_cast<int>(i);
+    ids.push_back(op.id);
+  }
+  ctx.error(node, unknown_name("gemm or convolutionForward op", *id, ids, "such ops"));
+  return -1;
+}
+
+void parse_op_reference(LoadContext& ctx, MapReader& r, CheckSpec& c) {
+  c.op = find_library_op(ctx, r.get("op"));
+  if (c.op < 0) return;
+  const Op& op = ctx.exp.ops[c.op];
+  std::set<int> written;
+  for (const Access& a : op.kind->accesses(ctx.exp, op))
+    if (a.write) written.insert(a.range.buffer);
+  for (const Access& a : op.kind->accesses(ctx.exp, op)) {
+    const Buffer& b = ctx.exp.buffers[a.range.buffer];
+    if (a.write || written.contains(a.range.buffer) || b.init.kind != InitSpec::Kind::none) continue;
+    ctx.error(r.get("op"), fmt::format("the reference reads buffer '{}', which has no init (its initial contents are "
+                                       "poison): give it an init, or check the op that fills it", b.name));
+  }
+  for (const Access& a : op.kind->accesses(ctx.exp, op))  // compared at the end; the workspace is scratch
+    if (a.write && a.range.buffer != op.workspace.buffer) c.outputs.push_back(a.range);
+}
+
 void parse_reference(LoadContext& ctx, MapReader& r, CheckSpec& c) {
-  c.op = find_launch(ctx, r.require("launch"));
   parse_tolerance(ctx, r, c, 0, 0);
+  if (r.has("op") || !r.has("launch")) {
+    if (r.has("launch") || !r.has("op"))
+      return ctx.error(r.node(), "reference: give exactly one of `launch:` (a built-in kernel's launch) and `op:` "
+                                 "(a gemm or convolutionForward op)");
+    if (r.has("inputs") || r.has("outputs"))
+      ctx.error(r.node(), "reference: inputs and outputs stand in for a launch's parameters; an `op:` reference "
+                          "computes on the initial contents of the op's own buffers");
+    return parse_op_reference(ctx, r, c);
+  }
+  c.op = find_launch(ctx, r.require("launch"));
   if (c.op < 0) return;
   const Op& op = ctx.exp.ops[c.op];
   const KernelInfo& k = kernel_table()[op.kernel];
@@ -312,10 +397,11 @@ const std::vector<CheckKind>& check_table() {
       {{"checksum", "buffer, sum, rtol?, atol?",
         "the sum of the elements (in double, in index order) == sum (float buffers: rtol 1e-6 by default)"},
        {"buffer", "sum", "rtol?", "atol?"}, parse_checksum, run_checksum},
-      {{"reference", "launch, inputs?, outputs?, rtol?, atol?",
-        "the launch's kernel, run by its host reference on the initial contents of what it reads, equals what "
-        "it wrote at the end; inputs / outputs: {PARAM: RANGE} stand other ranges for its parameters"},
-       {"launch", "inputs?", "outputs?", "rtol?", "atol?"}, parse_reference, run_reference},
+      {{"reference", "launch | op, inputs?, outputs?, rtol?, atol?",
+        "the launch's kernel (or the gemm / convolutionForward op), run by its host reference on the initial "
+        "contents of what it reads, equals what it wrote at the end; inputs / outputs: {PARAM: RANGE} stand other "
+        "ranges for a launch's parameters"},
+       {"launch?", "op?", "inputs?", "outputs?", "rtol?", "atol?"}, parse_reference, run_reference},
   };
   return table;
 }
@@ -372,6 +458,12 @@ void load_checks(LoadContext& ctx, const YAML::Node& node) {
 }
 
 CheckResult run_check(const Experiment& exp, const CheckSpec& check, const BufferContents& contents, bool gpu_results) {
+  try {
+    for (const auto& r : check_ranges(check))
+      if (r.valid()) contents(r.buffer);  // the host backend may have no contents to offer for it
+  } catch (const ContentsUnavailable& e) {
+    return {check.kind, false, fmt::format("not evaluated: {}", e.what()), false};
+  }
   for (const auto& k : check_table()) {
     if (k.info.name != check.kind) continue;
     if (!check.expect_mismatch) return k.run(exp, check, contents);
@@ -404,6 +496,8 @@ std::string format_element(ElemType type, const std::byte* p) {
     case ElemType::float32: return fmt::format("{}", read_as<float>(p));
     case ElemType::float64: return fmt::format("{}", read_as<double>(p));
     case ElemType::uint8: return fmt::format("{}", read_as<uint8_t>(p));
+    case ElemType::float16: return fmt::format("{}", half_to_float(read_as<uint16_t>(p)));
+    case ElemType::bfloat16: return fmt::format("{}", bfloat16_to_float(read_as<uint16_t>(p)));
   }
   return "?";
 }

@@ -14,6 +14,7 @@
 
 #include "ops/kernels/kernel.hpp"
 #include "ops/op.hpp"
+#include "ops/user_kernel.hpp"
 #include "runner/analyze.hpp"
 #include "runner/diagnostics.hpp"
 #include "runner/environment.hpp"
@@ -150,12 +151,30 @@ int cmd_run(const RunArgs& args, char** argv) {
   return record.checks_passed() && record.expectations_held() ? kExitOk : kExitCheckFailed;
 }
 
+// User kernels are compiled by `check` too, for the oldest GPU streamlab targets (PTX for sm_75), so
+// their errors show without a GPU; where NVRTC is missing, check says it could not compile them.
+void compile_for_check(const Experiment& exp) {
+  if (exp.kernels.empty()) return;
+  try {
+    compile_user_kernels(exp, "compute_75");
+  } catch (const RunError& e) {
+    std::cerr << fmt::format("streamlab: note: user kernels not compiled: {}\n", e.what());
+  }
+}
+
 // check: load and analyze. Exit 2 when the file is invalid or analyze finds errors; warnings and
 // notes are advice.
 int cmd_check(const RunArgs& args) {
   Experiment exp;
   try {
     exp = load_file(args.file, load_options(args.sets));
+  } catch (const InvalidExperiment& e) {
+    if (args.format != "json") throw;
+    std::cout << format_load_errors_json(args.file, e.diagnostics);
+    return kExitInvalid;
+  }
+  try {
+    compile_for_check(exp);
   } catch (const InvalidExperiment& e) {
     if (args.format != "json") throw;
     std::cout << format_load_errors_json(args.file, e.diagnostics);

@@ -8,13 +8,16 @@
 
 #include <fmt/format.h>
 
+#include "ops/graph.hpp"
 #include "ops/op.hpp"
+#include "ops/ops.hpp"
 #include "runner/backend.hpp"
 #include "runner/buffer_init.hpp"
 #include "runner/cuda_check.hpp"
 #include "runner/cuda_handles.hpp"
 #include "runner/cuda_state.hpp"
 #include "runner/device_timer.hpp"
+#include "runner/diagnostics.hpp"
 #include "runner/environment.hpp"
 #include "runner/nvtx.hpp"
 #include "runner/start_gate.hpp"
@@ -61,7 +64,7 @@ std::string describe_buffer(const Buffer& b) {
 class CudaBackend final : public Backend {
  public:
   CudaBackend(const Experiment& exp, int device, CudaOptions options)
-      : exp_(exp), device_(device), options_(options), state_{exp, {}, {}, {}, {}, {}, {}} {}
+      : exp_(exp), device_(device), options_(options), state_{exp, {}, {}, {}, {}, {}, {}, {}, {}, {}} {}
 
   ~CudaBackend() override {
     // Work may still be queued after a failure: let it finish before its memory is freed.
@@ -94,6 +97,8 @@ class CudaBackend final : public Backend {
       state_.events.push_back(own(create_event((e.blocking_sync ? cudaEventBlockingSync : 0u) |
                                                (e.disable_timing ? cudaEventDisableTiming : 0u))));
     keep_initial_contents();
+    prepare_ops();
+    notes_.insert(notes_.end(), state_.notes.begin(), state_.notes.end());
     state_.answers.assign(exp_.ops.size(), -1);
     state_.host_function_runs.resize(exp_.ops.size());
     timer_ = choose_timer();
@@ -132,7 +137,12 @@ class CudaBackend final : public Backend {
     return rep;
   }
 
-  void finish(std::vector<RepetitionSample>& timed) override { timer_->finish(timed); }
+  void finish(std::vector<RepetitionSample>& timed) override {
+    timer_->finish(timed);
+    for (size_t i = 0; i < exp_.ops.size(); ++i)
+      if (exp_.ops[i].kind == &kGraph)
+        for (auto& rep : timed) assign_graph_body_times(state_, exp_.ops[i], rep.ops[i]);
+  }
 
   std::span<const std::byte> contents(int index) override {
     const Buffer& b = exp_.buffers[index];
@@ -155,6 +165,20 @@ class CudaBackend final : public Backend {
     rep.gate_open_ms = ms_since(t0);
   }
 
+  // What ops make once: library handles, algorithms, captured graphs, compiled kernels.
+  void prepare_ops() {
+    for (const Op& op : exp_.ops) {
+      if (!op.kind->prepare_cuda) continue;
+      try {
+        op.kind->prepare_cuda(state_, op);
+      } catch (const InvalidExperiment&) {  // a user kernel that does not compile: its own diagnostics
+        throw;
+      } catch (const std::runtime_error& e) {  // CudaError, RunError
+        throw RunError(fmt::format("{}: {}", op_context(op), e.what()));
+      }
+    }
+  }
+
   void wait_for_device() {
     try {
       STREAMLAB_CUDA(cudaDeviceSynchronize());
@@ -175,7 +199,7 @@ class CudaBackend final : public Backend {
       op.kind->run_cuda(state_, op);
       s.return_ms = ms_since(t0);
       timer_->after_op(i, stream);
-    } catch (const CudaError& e) {
+    } catch (const std::runtime_error& e) {  // CudaError, or a library's RunError
       throw RunError(fmt::format("{}: {}", op_context(op), e.what()));
     }
     return s;
@@ -183,7 +207,13 @@ class CudaBackend final : public Backend {
 
   // --timer: CUPTI where it loads (automatic), else timing events, said in a note.
   std::unique_ptr<DeviceTimer> choose_timer() {
-    switch (options_.timer) {
+    TimerChoice choice = options_.timer;
+    if (choice == TimerChoice::automatic && !exp_.timer.empty()) {
+      choice = exp_.timer == "cupti" ? TimerChoice::cupti : exp_.timer == "events" ? TimerChoice::events : TimerChoice::none;
+      notes_.push_back(fmt::format("timer: {}, as the experiment asks (`timer: {}`; --timer overrides it)", exp_.timer,
+                                   exp_.timer));
+    }
+    switch (choice) {
       case TimerChoice::cupti: return make_cupti_timer(exp_);
       case TimerChoice::events: return make_event_timer(exp_);
       case TimerChoice::none: return make_no_timer();

@@ -1,6 +1,9 @@
 #pragma once
 #include <chrono>
 #include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -25,6 +28,13 @@ struct CudaState {
   };
   std::vector<HostFunctionRun> host_function_runs;
   std::chrono::steady_clock::time_point t0;
+  // What OpKind::prepare_cuda made, per op (ops inside a graph included), and library handles
+  // shared by ops ("cublas", "cudnn"), made by the first op that needs one.
+  std::map<const Op*, std::shared_ptr<void>> prepared;
+  std::map<std::string, std::shared_ptr<void>, std::less<>> libraries;
+  std::vector<std::string> notes;  // what preparing chose (a cuDNN algorithm), for reports
+  template <class T>
+  T& prepared_for(const Op& op) const { return *static_cast<T*>(prepared.at(&op).get()); }
   void* at(const BufferRange& r) const {
     return static_cast<std::byte*>(buffers[r.buffer]) + range_offset_bytes(exp, r);
   }

@@ -92,6 +92,10 @@ void assign_intervals(const std::vector<DeviceActivity>& activities, const std::
     double end = (static_cast<double>(a.end_ns) - static_cast<double>(t0_ns)) / 1e6;
     s.start_ms = std::isnan(s.start_ms) ? start : std::min(s.start_ms, start);
     s.end_ms = std::isnan(s.end_ms) ? end : std::max(s.end_ms, end);
+    if (!a.graph_node) continue;
+    auto node = std::find_if(s.graph_nodes.begin(), s.graph_nodes.end(), [&](auto& n) { return n.first == a.graph_node; });
+    if (node == s.graph_nodes.end()) s.graph_nodes.emplace_back(a.graph_node, 0.0), node = s.graph_nodes.end() - 1;
+    node->second += end - start;
   }
   set_device_span(rep);
 }

@@ -36,6 +36,8 @@ std::unique_ptr<DeviceTimer> make_event_timer(const Experiment& exp);
 // CUPTI activity records (kernels, copies, memsets) on the host's clock. Throws RunError naming
 // the library when CUPTI cannot be loaded.
 std::unique_ptr<DeviceTimer> make_cupti_timer(const Experiment& exp);
+// CUPTI's id of a graph node, as its records of graph launches carry it; 0 when CUPTI is not loaded.
+uint64_t cupti_graph_node_id(cudaGraphNode_t node);
 // Spans only: no per-op device intervals and no tracing overhead.
 std::unique_ptr<DeviceTimer> make_no_timer();
 
@@ -47,6 +49,7 @@ void set_device_span(RepetitionSample& rep);
 struct DeviceActivity {
   uint32_t correlation = 0;
   uint64_t start_ns = 0, end_ns = 0;
+  uint64_t graph_node = 0;  // the graph node that ran it (0: not launched by a graph)
 };
 struct Correlation {
   uint32_t correlation = 0;

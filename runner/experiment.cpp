@@ -10,6 +10,8 @@ std::string_view elem_type_name(ElemType t) {
     case ElemType::float32: return "float32";
     case ElemType::float64: return "float64";
     case ElemType::uint8: return "uint8";
+    case ElemType::float16: return "float16";
+    case ElemType::bfloat16: return "bfloat16";
   }
   return "?";
 }
@@ -19,11 +21,14 @@ size_t elem_size(ElemType t) {
     case ElemType::int32: case ElemType::uint32: case ElemType::float32: return 4;
     case ElemType::int64: case ElemType::float64: return 8;
     case ElemType::uint8: return 1;
+    case ElemType::float16: case ElemType::bfloat16: return 2;
   }
   return 1;
 }
 
-bool is_float(ElemType t) { return t == ElemType::float32 || t == ElemType::float64; }
+bool is_float(ElemType t) {
+  return t == ElemType::float32 || t == ElemType::float64 || t == ElemType::float16 || t == ElemType::bfloat16;
+}
 
 std::string_view memory_kind_name(MemoryKind m) {
   switch (m) {

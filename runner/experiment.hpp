@@ -18,7 +18,8 @@ namespace streamlab {
 struct OpKind;
 struct ExpectNode;  // expect.hpp
 
-enum class ElemType { int32, uint32, int64, float32, float64, uint8 };
+// float16 (IEEE binary16) and bfloat16: 16-bit floats for cuBLAS and cuDNN (half.hpp).
+enum class ElemType { int32, uint32, int64, float32, float64, uint8, float16, bfloat16 };
 // device: cudaMalloc; pinned: cudaMallocHost; pageable: malloc; managed: cudaMallocManaged (one
 // pointer for host and device, pages migrate on touch); mapped: cudaHostAlloc(cudaHostAllocMapped),
 // pinned host memory that kernels read and write over the bus (zero-copy).
@@ -112,7 +113,11 @@ struct Op {
   int kernel = -1;         // launch: index into the kernel table
   std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   int64_t shared_bytes = 0;
-  std::vector<KernelArg> args;
+  std::vector<KernelArg> args;  // launch: the kernel's parameters; gemm, convolutionForward: their operands
+  BufferRange workspace;        // gemm, convolutionForward: the device memory the library may use (or none)
+  int algo = -1;                // convolutionForward: the algorithm named (-1: chosen at run time)
+  int64_t replays = 1;          // graph: launches of the captured graph; launch: `times`, launches back to back
+  std::vector<Op> body;         // graph: the ops captured, in issue order
   Allow allow;
 };
 
@@ -140,6 +145,22 @@ struct Expectation {
   bool uses_time = false;  // depends on GPU times (not evaluated on the host backend)
 };
 
+// A kernel given as CUDA source in the experiment (`kernels:`), compiled by NVRTC when it runs.
+// Its declared parameters type-check launches and tell the analyzer what it reads and writes.
+struct UserKernelParam {
+  std::string name;
+  int kind = 0;        // a ParamKind (ops/kernels/kernel.hpp)
+  ElemType type = ElemType::float32;  // the element type of a buffer; the C type of a value
+};
+struct UserKernel {
+  std::string name;     // the name launches use, and the __global__ function's name
+  SourceLoc loc;
+  std::string source;   // the CUDA C++ text
+  std::string source_file;  // where the text is: the experiment file (inline) or the file beside it
+  int first_line = 1;   // the line of that file holding the text's first line
+  std::vector<UserKernelParam> params;
+};
+
 struct Experiment {
   std::string name, description;
   std::string file;    // as given on the command line
@@ -147,13 +168,22 @@ struct Experiment {
   std::vector<std::pair<std::string, int64_t>> params;  // in declaration order, after --set
   std::vector<std::pair<std::string, std::string>> env;  // `env:`, applied before CUDA starts
   int64_t repeat = 10, warmup = 2;
+  // `gate: false`: no start gate (start_gate.hpp); for experiments that measure what issuing costs.
+  bool gate = true;
+  // `timer: cupti | events | none`: the device timer the experiment is measured with when the
+  // command line leaves --timer at auto (empty: CUPTI where it loads, else events).
+  std::string timer;
   std::vector<Stream> streams;
   std::vector<Buffer> buffers;
   std::vector<Event> events;
   std::vector<Op> ops;
+  std::vector<UserKernel> kernels;  // `kernels:`; a launch's op.kernel >= kUserKernelBase names one
   std::vector<CheckSpec> checks;
   std::vector<Expectation> expectations;
 };
+
+// Launches of user kernels have op.kernel = kUserKernelBase + index into Experiment::kernels.
+inline constexpr int kUserKernelBase = 1 << 20;
 
 // Every range a check reads (a, b, and a reference's inputs and outputs), valid or not.
 std::vector<BufferRange> check_ranges(const CheckSpec& c);

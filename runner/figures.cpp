@@ -111,6 +111,20 @@ std::vector<OpFigures> op_figures(const RunRecord& run, size_t op_count) {
   return out;
 }
 
+// Per launch and per captured op of a graph op (see OpFigures).
+static void graph_figures(const Experiment& exp, const RunRecord& run, size_t i, OpFigures& f) {
+  const Op& op = exp.ops[i];
+  std::vector<double> per_launch;
+  std::vector<std::vector<double>> body(op.body.size());
+  for (const auto& rep : run.reps) {
+    per_launch.push_back(rep.ops[i].device_ms() / static_cast<double>(op.replays));
+    for (size_t j = 0; j < rep.ops[i].body_ms.size() && j < body.size(); ++j)
+      if (!std::isnan(rep.ops[i].body_ms[j])) body[j].push_back(rep.ops[i].body_ms[j]);
+  }
+  f.per_launch = summarize(per_launch);
+  for (auto& v : body) f.body.push_back(summarize(v));
+}
+
 Summary host_span(const RunRecord& run) {
   std::vector<double> v;
   for (const auto& rep : run.reps) v.push_back(rep.host_span_ms);
@@ -168,6 +182,8 @@ RunFigures run_figures(const Experiment& exp, const RunRecord& run) {
     if (f.ops[i].bytes > 0 && f.ops[i].device.n && f.ops[i].device.median > 0)
       f.ops[i].gbps = static_cast<double>(f.ops[i].bytes) / (f.ops[i].device.median * 1e6);
   }
+  for (size_t i = 0; i < exp.ops.size(); ++i)
+    if (!exp.ops[i].body.empty()) graph_figures(exp, run, i, f.ops[i]);
   for (size_t s = 0; s < exp.streams.size(); ++s)
     if (double b = median_stream_busy(exp, run, int(s)); !std::isnan(b)) f.streams.push_back({int(s), b});
   add_overlaps(exp, run, f);

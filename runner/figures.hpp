@@ -18,6 +18,10 @@ struct OpFigures {
   int64_t bytes = 0;   // moved through device memory: a copy once, a kernel read + write
   double gbps = NAN;   // bytes / median device duration, GB/s (1e9 bytes per second)
   int asked = 0, done = 0;  // queries: repetitions that asked, and those answered "done"
+  // A graph op: device time per launch (the op's duration / its launches), and per captured op in
+  // one launch (the CUPTI timer only; n = 0 where not measured). Empty for other ops.
+  Summary per_launch;
+  std::vector<Summary> body;
 };
 
 struct StreamFigures {

@@ -30,7 +30,7 @@ class HostBackend final : public Backend {
   bool measures_device_time() const override { return false; }
   std::string timer() const override { return "none"; }
   std::string timer_description() const override { return "none: the host backend measures no GPU time"; }
-  std::vector<std::string> notes() const override { return {}; }
+  std::vector<std::string> notes() const override { return notes_; }
   void finish(std::vector<RepetitionSample>&) override {}
 
   void prepare() override {
@@ -50,6 +50,7 @@ class HostBackend final : public Backend {
       state_.buffers.push_back(storage_.back().get());
     }
     restored_ = buffers_to_restore(exp_);
+    unavailable_.assign(exp_.buffers.size(), "");
     state_.answers.assign(exp_.ops.size(), -1);
     state_.op_allocated.resize(exp_.buffers.size());
   }
@@ -64,7 +65,7 @@ class HostBackend final : public Backend {
       OpSample s;
       NvtxRange range(op.id);
       s.issue_ms = ms_since(t0);
-      op.kind->run_host(state_, op);
+      perform(op, rep.number == 1);
       s.return_ms = ms_since(t0);
       s.answer = state_.answers[op_index(exp_, op)];
       rep.ops.push_back(s);
@@ -74,6 +75,9 @@ class HostBackend final : public Backend {
   }
 
   std::span<const std::byte> contents(int buffer) override {
+    if (!unavailable_[buffer].empty())
+      throw ContentsUnavailable(fmt::format("buffer '{}' is not what the experiment computes on a GPU: {}",
+                                            exp_.buffers[buffer].name, unavailable_[buffer]));
     if (!state_.buffers[buffer])
       throw RunError(fmt::format("buffer '{}' has no contents at the end of the run: an op freed it",
                                  exp_.buffers[buffer].name));
@@ -81,8 +85,34 @@ class HostBackend final : public Backend {
   }
 
  private:
+  // Runs the op, unless it cannot run here (a user kernel) or reads what such an op would have
+  // written: then it is skipped, what it writes is marked unavailable, and a note says why. Never
+  // pretends a skipped op ran.
+  void perform(const Op& op, bool first_repetition) {
+    std::string why;
+    for (const Access& a : op.kind->accesses(exp_, op))
+      if (!a.write && !unavailable_[a.range.buffer].empty()) {
+        why = fmt::format("it reads '{}', left unwritten by {}", exp_.buffers[a.range.buffer].name,
+                          unavailable_[a.range.buffer]);
+        break;
+      }
+    if (why.empty()) {
+      try {
+        op.kind->run_host(state_, op);
+        return;
+      } catch (const HostUnsupported& e) {
+        why = e.what();
+      }
+    }
+    for (const Access& a : op.kind->accesses(exp_, op))
+      if (a.write) unavailable_[a.range.buffer] = fmt::format("op '{}' (line {}), which the host backend skipped", op.id, op.loc.line);
+    if (first_repetition) notes_.push_back(fmt::format("host backend: skipped op '{}' (line {}): {}", op.id, op.loc.line, why));
+  }
+
   const Experiment& exp_;
   HostState state_;
+  std::vector<std::string> notes_;
+  std::vector<std::string> unavailable_;  // per buffer: why its contents are not computed (empty: they are)
   std::vector<std::unique_ptr<std::byte[]>> storage_;
   uint64_t repetitions_ = 0;
   std::vector<int> restored_;  // buffers_to_restore()

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "ops/user_kernel.hpp"
 #include "runner/checks.hpp"
 #include "runner/expect.hpp"
 #include "runner/load_context.hpp"
@@ -158,8 +159,8 @@ int64_t load_count(LoadContext& ctx, MapReader& top, std::string_view key, int64
 
 void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& options) {
   MapReader top(ctx, root, "the experiment",
-                {"name", "description?", "params?", "env?", "repeat?", "warmup?", "streams?", "buffers?", "events?",
-                 "ops", "checks?", "expect?"});
+                {"name", "description?", "params?", "env?", "repeat?", "warmup?", "gate?", "timer?", "streams?", "buffers?", "events?",
+                 "kernels?", "ops", "checks?", "expect?"});
   if (!top.ok() || root.IsNull()) {
     if (root.IsNull()) ctx.diags.error({ctx.exp.file, 1, 1}, "the experiment is empty; expected a mapping with "
                                                               "'name' and 'ops'");
@@ -170,10 +171,17 @@ void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& optio
   load_params(ctx, top.get("params"), options);
   ctx.exp.repeat = load_count(ctx, top, "repeat", ctx.exp.repeat, 1);
   ctx.exp.warmup = load_count(ctx, top, "warmup", ctx.exp.warmup, 0);
+  if (top.has("gate"))
+    ctx.exp.gate = ctx.choice(top.get("gate"), "gate", {"false", "true"}).value_or(1) == 1;
+  if (top.has("timer")) {
+    static const std::vector<std::string> timers = {"cupti", "events", "none"};
+    if (auto t = ctx.choice(top.get("timer"), "timer", timers)) ctx.exp.timer = timers[*t];
+  }
   load_env(ctx, top.get("env"));
   load_streams(ctx, top.get("streams"));
   load_buffers(ctx, top.get("buffers"));
   load_events(ctx, top.get("events"));
+  load_user_kernels(ctx, top.get("kernels"));
   load_ops(ctx, top.require("ops"));
   load_checks(ctx, top.get("checks"));
   load_expectations(ctx, top.get("expect"));

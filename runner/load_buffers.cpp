@@ -9,7 +9,7 @@
 namespace streamlab {
 namespace {
 
-const std::vector<std::string> kTypes = {"int32", "uint32", "int64", "float32", "float64", "uint8"};
+const std::vector<std::string> kTypes = {"int32", "uint32", "int64", "float32", "float64", "uint8", "float16", "bfloat16"};
 const std::vector<std::string> kMemory = {"device", "pinned", "pageable", "managed", "mapped"};
 const std::vector<std::string> kInitForms = {"zeros", "value", "sequence", "random"};
 
@@ -20,6 +20,7 @@ std::pair<double, double> type_range(ElemType t) {
     case ElemType::uint32: return {0.0, 4294967295.0};
     case ElemType::int64: return {-9223372036854775808.0, 9223372036854775807.0};
     case ElemType::uint8: return {0.0, 255.0};
+    case ElemType::float16: return {-65504.0, 65504.0};
     default: return {-std::numeric_limits<double>::max(), std::numeric_limits<double>::max()};
   }
 }

@@ -90,6 +90,10 @@ class MapReader {
 
 bool is_identifier(const std::string& s);
 
+// A list of ops (loops expanded) appended to `out`: the body of a graph. Their default ids start
+// with `prefix` ("g.memcpyAsync#2").
+void load_op_list(LoadContext& ctx, const YAML::Node& node, std::vector<Op>& out, std::string_view prefix);
+
 // `allow: [code, ...]` of an op or a check, if `r` has one: codes of findings.hpp.
 Allow read_allow(MapReader& r);
 

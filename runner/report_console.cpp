@@ -163,9 +163,43 @@ std::string format_op_list(const Experiment& exp) {
   return op_table(exp, nothing_run, nothing_measured);
 }
 
+// Each graph op: its device time per launch, and that of each captured op within one launch.
+std::string graphs(const Experiment& exp, const RunRecord& run) {
+  constexpr size_t kMaxRows = 12;  // a graph of 1000 kernels: the first ones, then a summary
+  std::string out;
+  for (size_t i = 0; i < exp.ops.size(); ++i) {
+    const Op& g = exp.ops[i];
+    const OpFigures& f = run.figures.ops[i];
+    if (g.body.empty() || !f.per_launch.n) continue;
+    out += fmt::format("\n  graph '{}' (line {}): {} launch{}, {:.4f} ms each (median)\n", g.id, g.loc.line, g.replays,
+                       g.replays == 1 ? "" : "es", f.per_launch.median);
+    bool any = std::any_of(f.body.begin(), f.body.end(), [](const Summary& b) { return b.n > 0; });
+    if (!any) {
+      out += fmt::format("    per captured op: not measured ({} timer; the cupti timer records each graph node)\n",
+                         run.timer);
+      continue;
+    }
+    out += "    captured op                kind                stream  line   device ms  (median, one launch)\n";
+    double rest = 0;
+    size_t rest_n = 0;
+    for (size_t j = 0; j < g.body.size(); ++j) {
+      const Op& b = g.body[j];
+      if (j >= kMaxRows) {
+        rest += f.body[j].n ? f.body[j].median : 0, ++rest_n;
+        continue;
+      }
+      out += fmt::format("    {:<26} {:<19} {:<7} {:>4}  {:>10}\n", b.id, b.kind->name,
+                         b.stream >= 0 ? exp.streams[b.stream].name : "-", b.loc.line,
+                         f.body[j].n ? fmt::format("{:.4f}", f.body[j].median) : "-");
+    }
+    if (rest_n) out += fmt::format("    ... {} more captured ops, {:.4f} ms in all\n", rest_n, rest);
+  }
+  return out;
+}
+
 std::string format_console_report(const Experiment& exp, const RunRecord& run) {
-  return header(exp, run) + op_table(exp, run, run.figures) + spans(run) + concurrency(exp, run.figures) + checks(run) +
-         expectations(run);
+  return header(exp, run) + op_table(exp, run, run.figures) + spans(run) + graphs(exp, run) +
+         concurrency(exp, run.figures) + checks(run) + expectations(run);
 }
 
 }  // namespace streamlab

@@ -25,6 +25,20 @@ json summary(const Summary& s) {
   return {{"n", s.n}, {"median", s.median}, {"min", s.min}, {"max", s.max}, {"cv", s.cv}};
 }
 
+// A graph op's launches, its time per launch, and each captured op's time in one launch.
+json graph_json(const Experiment& exp, const Op& g, const OpFigures& f) {
+  json body = json::array();
+  for (size_t j = 0; j < g.body.size(); ++j) {
+    const Op& b = g.body[j];
+    body.push_back({{"id", b.id},
+                    {"kind", b.kind->name},
+                    {"stream", b.stream >= 0 ? json(exp.streams[b.stream].name) : json(nullptr)},
+                    {"line", b.loc.line},
+                    {"device_ms", summary(j < f.body.size() ? f.body[j] : Summary{})}});
+  }
+  return {{"launches", g.replays}, {"per_launch_ms", summary(f.per_launch)}, {"captured", body}};
+}
+
 json op_json(const Experiment& exp, const RunRecord& run, size_t i, const OpFigures& f) {
   const Op& op = exp.ops[i];
   json samples_ = {{"issue_ms", numbers(samples(run, i, &OpSample::issue_ms))},
@@ -38,7 +52,7 @@ json op_json(const Experiment& exp, const RunRecord& run, size_t i, const OpFigu
     for (const auto& rep : run.reps) answers.push_back(rep.ops[i].answer == 1);
     samples_["done"] = answers;
   }
-  return {{"index", i + 1},
+  json out = {{"index", i + 1},
           {"id", op.id},
           {"kind", op.kind->name},
           {"stream", op.stream >= 0 ? json(exp.streams[op.stream].name) : json(nullptr)},
@@ -51,6 +65,8 @@ json op_json(const Experiment& exp, const RunRecord& run, size_t i, const OpFigu
           {"bytes", f.bytes},
           {"gbps", number(f.gbps)},
           {"samples", samples_}};
+  if (!op.body.empty()) out["graph"] = graph_json(exp, op, f);
+  return out;
 }
 
 json spans_json(const RunRecord& run) {

@@ -33,8 +33,9 @@ std::string describe(const Experiment& exp, size_t opens_before, size_t blocking
 StartGate::StartGate(const Experiment& exp, const CudaState& state, bool enabled) {
   size_t blocking = first_blocking_op(exp);
   opens_before_ = std::min({blocking, exp.ops.size(), kMaxHeld});
-  if (!enabled) {
-    note_ = "start gate: off (--no-gate)";
+  if (!enabled || !exp.gate) {
+    note_ = enabled ? "start gate: off (the experiment says `gate: false`: it measures the cost of issuing its ops)"
+                    : "start gate: off (--no-gate)";
     return;
   }
   if (opens_before_ == 0) {

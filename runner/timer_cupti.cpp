@@ -2,8 +2,6 @@
 // steady clock (a timestamp callback), joined to the ops through external correlation ids pushed
 // around each op's API call. libcupti is loaded at run time, so the program runs where it is
 // missing (the timer then says so) and nothing is traced unless asked.
-#include <dlfcn.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -14,13 +12,13 @@
 #include <fmt/format.h>
 
 #include "runner/device_timer.hpp"
+#include "runner/library.hpp"
 
 namespace streamlab {
 namespace {
 
 // The CUPTI entry points streamlab uses, resolved from the library found first.
 struct CuptiApi {
-  void* library = nullptr;
   std::string path;
   decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
   decltype(&cuptiActivityRegisterTimestampCallback) register_timestamp = nullptr;
@@ -31,48 +29,30 @@ struct CuptiApi {
   decltype(&cuptiActivityPushExternalCorrelationId) push_id = nullptr;
   decltype(&cuptiActivityPopExternalCorrelationId) pop_id = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
+  decltype(&cuptiGetGraphNodeId) graph_node_id = nullptr;
 };
-
-std::vector<std::string> library_candidates() {
-  std::vector<std::string> out;
-  if (const char* env = std::getenv("STREAMLAB_CUPTI")) return {env};
-  out.push_back("libcupti.so.13");  // the loader's own search: LD_LIBRARY_PATH, ldconfig
-  out.push_back("libcupti.so");
-  for (const char* root : std::initializer_list<const char*>{std::getenv("CUDA_HOME"), std::getenv("CUDA_PATH"), "/usr/local/cuda"}) {
-    if (!root) continue;
-    for (const char* dir : {"/extras/CUPTI/lib64/", "/lib64/", "/lib/", "/targets/x86_64-linux/lib/"})
-      out.push_back(std::string(root) + dir + "libcupti.so.13");
-  }
-  return out;
-}
-
-template <class F>
-void resolve(CuptiApi& api, F& f, const char* name) {
-  f = reinterpret_cast<F>(dlsym(api.library, name));
-  if (!f) throw RunError(fmt::format("--timer cupti: {} has no symbol {}", api.path, name));
-}
 
 const CuptiApi& cupti_api() {
   static CuptiApi api = [] {
+    const SharedLibrary* lib = nullptr;
+    try {
+      lib = &load_library({"CUPTI", "libcupti.so.13", "STREAMLAB_CUPTI",
+                           {"extras/CUPTI/lib64", "lib64", "lib", "targets/x86_64-linux/lib"}});
+    } catch (const RunError& e) {
+      throw RunError(fmt::format("--timer cupti: {}, or use --timer events", e.what()));
+    }
     CuptiApi a;
-    std::vector<std::string> tried = library_candidates();
-    for (const auto& path : tried)
-      if ((a.library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))) {
-        a.path = path;
-        break;
-      }
-    if (!a.library)
-      throw RunError(fmt::format("--timer cupti: CUPTI (libcupti.so.13) not found; tried {} (set STREAMLAB_CUPTI "
-                                 "to its path, or use --timer events)", fmt::join(tried, ", ")));
-    resolve(a, a.register_callbacks, "cuptiActivityRegisterCallbacks");
-    resolve(a, a.register_timestamp, "cuptiActivityRegisterTimestampCallback");
-    resolve(a, a.enable, "cuptiActivityEnable");
-    resolve(a, a.disable, "cuptiActivityDisable");
-    resolve(a, a.flush_all, "cuptiActivityFlushAll");
-    resolve(a, a.next_record, "cuptiActivityGetNextRecord");
-    resolve(a, a.push_id, "cuptiActivityPushExternalCorrelationId");
-    resolve(a, a.pop_id, "cuptiActivityPopExternalCorrelationId");
-    resolve(a, a.result_string, "cuptiGetResultString");
+    a.path = lib->path();
+    lib->resolve(a.register_callbacks, "cuptiActivityRegisterCallbacks");
+    lib->resolve(a.register_timestamp, "cuptiActivityRegisterTimestampCallback");
+    lib->resolve(a.enable, "cuptiActivityEnable");
+    lib->resolve(a.disable, "cuptiActivityDisable");
+    lib->resolve(a.flush_all, "cuptiActivityFlushAll");
+    lib->resolve(a.next_record, "cuptiActivityGetNextRecord");
+    lib->resolve(a.push_id, "cuptiActivityPushExternalCorrelationId");
+    lib->resolve(a.pop_id, "cuptiActivityPopExternalCorrelationId");
+    lib->resolve(a.result_string, "cuptiGetResultString");
+    lib->resolve(a.graph_node_id, "cuptiGetGraphNodeId");
     return a;
   }();
   return api;
@@ -121,7 +101,7 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 template <class Record>
 void take_activity(const CUpti_Activity* r, Collector& c) {
   auto* a = reinterpret_cast<const Record*>(r);
-  c.activities.push_back({a->correlationId, a->start, a->end});
+  c.activities.push_back({a->correlationId, a->start, a->end, a->graphNodeId});
 }
 
 void take_record(const CUpti_Activity* r, Collector& c) {
@@ -228,6 +208,16 @@ class CuptiTimer final : public DeviceTimer {
 };
 
 }  // namespace
+
+uint64_t cupti_graph_node_id(cudaGraphNode_t node) {
+  uint64_t id = 0;
+  try {
+    if (cupti_api().graph_node_id(reinterpret_cast<CUgraphNode>(node), &id) != CUPTI_SUCCESS) return 0;
+  } catch (const RunError&) {
+    return 0;
+  }
+  return id;
+}
 
 std::unique_ptr<DeviceTimer> make_cupti_timer(const Experiment&) { return std::make_unique<CuptiTimer>(); }
 

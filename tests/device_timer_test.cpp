@@ -45,8 +45,9 @@ TEST_CASE("CUPTI timer: a missing library is a run error that says where it look
   setenv("STREAMLAB_CUPTI", "/nonexistent/libcupti.so.13", 1);
   Experiment e = load_string("name: x\nops: []\n", "x.yaml");
   CHECK_THROWS_WITH_AS(make_cupti_timer(e),
-                       "--timer cupti: CUPTI (libcupti.so.13) not found; tried /nonexistent/libcupti.so.13 (set "
-                       "STREAMLAB_CUPTI to its path, or use --timer events)",
+                       "--timer cupti: CUPTI (libcupti.so.13) could not be loaded: tried /nonexistent/libcupti.so.13 "
+                       "(last: /nonexistent/libcupti.so.13: cannot open shared object file: No such file or "
+                       "directory); install it or set STREAMLAB_CUPTI to its path, or use --timer events",
                        RunError);
   unsetenv("STREAMLAB_CUPTI");
 }
