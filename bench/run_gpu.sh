@@ -2,11 +2,11 @@
 # On a GPU machine: the GPU test suite, the CLI test, the race experiments and their fixed twins
 # ten times each, every experiment at N=1024 and N=8192 on the cuda backend, and the hand-written
 # reference program in the same job, with the span ratios.
-#   usage: [SECTIONS="tests races c6 claims c12 compare"] bench/run_gpu.sh STREAMLAB STREAMLAB_TESTS BENCH_DIR [LOG_DIR]
+#   usage: [SECTIONS="tests races c6 claims c12 libs compare"] [CLAIMS=GLOB] bench/run_gpu.sh STREAMLAB STREAMLAB_TESTS BENCH_DIR [LOG_DIR]
 # BENCH_DIR holds compare, built from bench/ by CMake (build/bench/compare).
 set -u
 bin=$1 tests=$2 benchdir=$3 logs=${4:-/tmp/streamlab-gpu}
-sections=" ${SECTIONS:-tests races c6 claims c12 compare} "
+sections=" ${SECTIONS:-tests races c6 claims c12 libs compare} "
 want() { [[ $sections == *" $1 "* ]]; }
 mkdir -p "$logs"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
@@ -57,9 +57,33 @@ fi
 if want claims; then
   for pass in 1 2 3; do
     echo "== claims experiments, run $pass of 3"
-    for f in experiments/claims/*.yaml; do run_one "$logs/$(basename "$f" .yaml)_run$pass.log" "$f"; done
+    for f in experiments/claims/${CLAIMS:-*}.yaml; do run_one "$logs/$(basename "$f" .yaml)_run$pass.log" "$f"; done
   done
 fi
+# Issue 6: graphs, cuBLAS, cuDNN, user kernels. What check says of the shared workspace without its
+# allow; a user kernel that does not compile; each library missing in turn (pointed at a path that
+# does not exist): the error names the library and the op.
+if want libs; then
+  echo "== library and graph experiments"
+  for f in experiments/graph_fork_join.yaml experiments/user_kernel_saxpy.yaml experiments/library/*.yaml; do
+    run_one "$logs/$(basename "$f" .yaml).log" "$f"
+  done
+  run_one "$logs/graph_fork_join_events.log" experiments/graph_fork_join.yaml --timer events
+  grep -A8 "^  graph 'g'" "$logs/graph_fork_join.log"
+  for f in c10_graph_launch c14_conv_copy_overlap c14_own_workspaces c15_gemm_copy_overlap; do
+    grep -hE "^  +(PASS|FAIL)|^        [a-z]" "$logs/${f}_run"*.log 2>/dev/null | sort | uniq -c
+  done
+  sed -E 's/, allow: \[race\]//' experiments/claims/c14_shared_workspace.yaml >"$logs/c14_shared_unacknowledged.yaml"
+  "$bin" check "$logs/c14_shared_unacknowledged.yaml" 2>&1 | grep -E "error:|help:|workspace|invalid" | sed "s|$logs/||"
+  sed 's/y\[i\] = a \* x\[i\] + y\[i\];/y[i] = a * xx[i] + y[i];/' experiments/user_kernel_saxpy.yaml >"$logs/user_kernel_typo.yaml"
+  "$bin" run "$logs/user_kernel_typo.yaml" --backend cuda 2>&1 | sed "s|$logs/||"; echo "rc=${PIPESTATUS[0]}"
+  for lib in CUBLAS:experiments/library/gemm_types.yaml CUDNN:experiments/library/conv_types.yaml \
+             NVRTC:experiments/user_kernel_saxpy.yaml; do
+    env "STREAMLAB_${lib%%:*}=/nonexistent/lib.so" "$bin" run "${lib#*:}" --backend cuda 2>&1 | tail -1
+    echo "rc=${PIPESTATUS[0]}"
+  done
+fi
+
 want c12 && echo "== C12 pipeline for K = 1, 2, 4, 8: span of the pipeline (end of out[K-1] - start of in[0])"
 want c12 && for k in 1 2 4 8; do
   "$bin" run experiments/claims/c12_chunked_pipeline.yaml --set K=$k --backend cuda --json "$logs/c12_K$k.json" \

@@ -127,11 +127,12 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   c.free_buffers.push_back(buffer);
 }
 
-// RUNTIME is needed although its records are not used: CUPTI emits an external correlation
-// record only before an API activity record (cuptiActivityPushExternalCorrelationId).
+// RUNTIME and DRIVER are needed although their records are not used: CUPTI emits an external
+// correlation record only before an API activity record (cuptiActivityPushExternalCorrelationId),
+// and libraries launch through either API (cuBLAS's half-precision kernels through the driver's).
 constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                          CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
-                                         CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+                                         CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
 
 class CuptiTimer final : public DeviceTimer {
  public:

@@ -74,6 +74,25 @@ if [[ -n $nvtx_probe ]]; then
   rm -f "$out.nvtx"
 fi
 
+# Issue 6: a shared workspace is a race with its own fix; a user kernel's compile error shows at its
+# line and column (check compiles with NVRTC where the toolkit is installed); the host backend says
+# it cannot run a user kernel and evaluates no check of what it writes.
+sed 's/, allow: \[race\]//' experiments/claims/c14_shared_workspace.yaml >"$out.ws.yaml"
+expect shared-workspace 2 "give op 'conv2' a workspace of its own" -- "$bin" check "$out.ws.yaml"
+sed 's/y\[i\] = a \* x\[i\] + y\[i\];/y[i] = a * xx[i] + y[i];/' experiments/user_kernel_saxpy.yaml >"$out.uk.yaml"
+if [[ -e /usr/local/cuda/lib64/libnvrtc.so.13 || -n "$(ldconfig -p 2>/dev/null | grep libnvrtc.so.13)" ]]; then
+  expect kernel-compile-error 2 "uk.yaml:23:31: error: in kernel 'my_saxpy': identifier \"xx\" is undefined" -- \
+    "$bin" check "$out.uk.yaml"
+else
+  expect kernel-not-compiled 0 'note: user kernels not compiled: NVRTC' -- "$bin" check "$out.uk.yaml"
+fi
+expect kernel-on-host 0 "skipped op 'mine' \(line 35\): kernel 'my_saxpy' is CUDA source compiled by NVRTC" -- \
+  "$bin" run experiments/user_kernel_saxpy.yaml --backend host
+expect kernel-check-not-evaluated 0 "0 of 1 checks passed, 1 not evaluated" -- \
+  "$bin" run experiments/user_kernel_saxpy.yaml --backend host
+expect list-new-ops 0 'convolutionForward' -- "$bin" list
+rm -f "$out.ws.yaml" "$out.uk.yaml"
+
 # Without a GPU: auto falls back to the host backend and says so; cuda is a runtime failure.
 if ! "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32 >/dev/null 2>&1; then
   expect auto-fallback 0 'note: no CUDA device .*running on the host backend' -- \

@@ -409,7 +409,7 @@ ops:
     } catch (const RunError& err) {
       std::string what = err.what();
       INFO(what);
-      CHECK(what.starts_with("op 'g' (capture.yaml:7:5): captured op 'bad' (line 13): cudaError"));
+      CHECK(what.starts_with("op 'g' (capture.yaml:7:5): captured op 'bad' (line 12): cudaError"));
     }
     // The stream is usable again after the failed capture: the backend's cleanup synchronizes it.
   }
