@@ -56,6 +56,7 @@ std::vector<Pair> pairs() {
                    streams == 1 ? "claims/c5_copy_kernel_one_stream.yaml" : "claims/c5_copy_kernel_two_streams.yaml",
                    {{"US", std::to_string(c5_us)}, {"MIB", std::to_string(c5_mib)}},
                    [=] { return bench::copy_and_kernel(streams, c5_us, c5_mib); }});
+  all.push_back({"C10 launches vs graph", "claims/c10_graph_launch.yaml", {}, [] { return bench::graph_launch(1000); }});
   return all;
 }
 

@@ -25,5 +25,7 @@ std::unique_ptr<HandWritten> two_transposes(const std::string& version, int n);
 std::unique_ptr<HandWritten> spins(int streams, long long us);
 // C5: a spin kernel of `us` microseconds and a `mib` MiB pinned H2D copy, in one stream or two.
 std::unique_ptr<HandWritten> copy_and_kernel(int streams, long long us, long long mib);
+// C10: 1000 empty kernels launched one by one, then replayed from a graph captured once.
+std::unique_ptr<HandWritten> graph_launch(int kernels);
 
 }  // namespace bench

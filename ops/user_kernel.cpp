@@ -277,8 +277,11 @@ std::vector<std::string> compile_user_kernels(const Experiment& exp, const std::
 
 void prepare_user_kernel(CudaState& s, const Op& op) {
   const UserKernel& k = user_kernel(s.exp, op);
-  auto& slot = s.libraries["kernel:" + k.name];
-  if (slot) return;
+  auto& slot = s.libraries["kernel:" + k.name];  // one compilation per kernel, however many launches
+  if (slot) {
+    s.prepared[&op] = slot;
+    return;
+  }
   int device = 0;
   cudaDeviceProp p{};
   STREAMLAB_CUDA(cudaGetDevice(&device));
@@ -294,11 +297,12 @@ void prepare_user_kernel(CudaState& s, const Op& op) {
   STREAMLAB_CUDA(cudaLibraryLoadData(&loaded->library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   STREAMLAB_CUDA(cudaLibraryGetKernel(&loaded->kernel, loaded->library, lowered.c_str()));
   slot = std::move(loaded);
+  s.prepared[&op] = slot;
 }
 
 void launch_user_kernel(CudaState& s, const Op& op) {
   const UserKernel& k = user_kernel(s.exp, op);
-  const auto& loaded = *static_cast<const LoadedKernel*>(s.libraries.at("kernel:" + k.name).get());
+  const auto& loaded = s.prepared_for<LoadedKernel>(op);
   // Each argument in a slot of its declared C type; cudaLaunchKernel copies them.
   union Slot {
     void* ptr;
@@ -320,9 +324,9 @@ void launch_user_kernel(CudaState& s, const Op& op) {
   auto dim = [](const std::array<int64_t, 3>& d) {
     return dim3(static_cast<unsigned>(d[0]), static_cast<unsigned>(d[1]), static_cast<unsigned>(d[2]));
   };
-  cuda_check(cudaLaunchKernel(reinterpret_cast<const void*>(loaded.kernel), dim(op.grid), dim(op.block), args,
-                              static_cast<size_t>(op.shared_bytes), s.streams[op.stream]),
-             fmt::format("launch of user kernel {}", k.name).c_str());
+  cudaError_t e = cudaLaunchKernel(reinterpret_cast<const void*>(loaded.kernel), dim(op.grid), dim(op.block), args,
+                                   static_cast<size_t>(op.shared_bytes), s.streams[op.stream]);
+  if (e != cudaSuccess) throw CudaError(e, fmt::format("launch of user kernel {}", k.name));
 }
 
 }  // namespace streamlab
