@@ -245,10 +245,10 @@ int64_t launch_bytes(const Experiment& exp, const Op& op) {
   return op.replays * sum;
 }
 
-std::vector<Access> launch_accesses(const Experiment& exp, const Op& op) {
+// What the parameters read and write; the analyzer asks for every launch, so built-in kernels'
+// parameters are read in place, not copied.
+std::vector<Access> param_accesses(std::span<const KernelParam> params, const Op& op) {
   std::vector<Access> out;
-  if (op.kernel < 0) return out;  // a launch with load errors
-  const auto params = signature(exp, op).params;
   for (size_t i = 0; i < params.size() && i < op.args.size(); ++i) {
     if (!op.args[i].range.valid()) continue;
     if (params[i].kind == ParamKind::in_buffer || params[i].kind == ParamKind::inout_buffer)
@@ -257,6 +257,12 @@ std::vector<Access> launch_accesses(const Experiment& exp, const Op& op) {
       out.push_back({op.args[i].range, true});
   }
   return out;
+}
+
+std::vector<Access> launch_accesses(const Experiment& exp, const Op& op) {
+  if (op.kernel < 0) return {};  // a launch with load errors
+  if (!is_user_kernel(op)) return param_accesses(kernel_table()[op.kernel].params, op);
+  return param_accesses(user_params(user_kernel(exp, op)), op);
 }
 
 }  // namespace

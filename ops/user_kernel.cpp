@@ -232,6 +232,14 @@ std::pair<std::string, std::string> compile(const Experiment& exp, const UserKer
   return {image, lowered};
 }
 
+// The compiler's errors, each shown with the line of the file it points into.
+void throw_if_errors(const Experiment& exp, Diagnostics diags) {
+  if (!diags.has_errors()) return;
+  std::string text;
+  for (const auto& d : diags.items()) text += format_diagnostic(d, text_of(d.loc.file, exp));
+  throw InvalidExperiment(std::move(text), std::move(diags));
+}
+
 // A kernel loaded into the device's context, shared by every launch of it.
 struct LoadedKernel {
   cudaLibrary_t library = nullptr;
@@ -267,11 +275,7 @@ std::vector<std::string> compile_user_kernels(const Experiment& exp, const std::
   Diagnostics diags;
   std::vector<std::string> images;
   for (const UserKernel& k : exp.kernels) images.push_back(compile(exp, k, arch, diags).first);
-  if (diags.has_errors()) {
-    std::string text;
-    for (const auto& d : diags.items()) text += format_diagnostic(d, text_of(d.loc.file, exp));
-    throw InvalidExperiment(std::move(text), std::move(diags));
-  }
+  throw_if_errors(exp, std::move(diags));
   return images;
 }
 
@@ -288,11 +292,7 @@ void prepare_user_kernel(CudaState& s, const Op& op) {
   STREAMLAB_CUDA(cudaGetDeviceProperties(&p, device));
   Diagnostics diags;
   auto [image, lowered] = compile(s.exp, k, fmt::format("sm_{}{}", p.major, p.minor), diags);
-  if (diags.has_errors()) {
-    std::string text;
-    for (const auto& d : diags.items()) text += format_diagnostic(d, text_of(d.loc.file, s.exp));
-    throw InvalidExperiment(std::move(text), std::move(diags));
-  }
+  throw_if_errors(s.exp, std::move(diags));
   auto loaded = std::make_shared<LoadedKernel>();
   STREAMLAB_CUDA(cudaLibraryLoadData(&loaded->library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   STREAMLAB_CUDA(cudaLibraryGetKernel(&loaded->kernel, loaded->library, lowered.c_str()));
