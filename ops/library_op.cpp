@@ -76,7 +76,13 @@ double Matrix::get(int64_t i) const {
   uint16_t h;
   float f;
   double d;
+  int32_t i32;
+  int64_t i64;
   switch (type_) {
+    case ElemType::int32: std::memcpy(&i32, p, 4); return i32;
+    case ElemType::int64: std::memcpy(&i64, p, 8); return static_cast<double>(i64);
+    case ElemType::uint8: return static_cast<double>(static_cast<uint8_t>(*p));
+    case ElemType::uint32: { uint32_t u; std::memcpy(&u, p, 4); return u; }
     case ElemType::float16: std::memcpy(&h, p, 2); return half_to_float(h);
     case ElemType::bfloat16: std::memcpy(&h, p, 2); return bfloat16_to_float(h);
     case ElemType::float64: std::memcpy(&d, p, 8); return d;
@@ -88,7 +94,14 @@ void Matrix::set(int64_t i, double v) {
   std::byte* p = data_ + i * static_cast<int64_t>(elem_size(type_));
   uint16_t h;
   auto f = static_cast<float>(v);
+  int32_t i32;
+  int64_t i64;
+  uint32_t u32;
   switch (type_) {
+    case ElemType::int32: i32 = static_cast<int32_t>(v); std::memcpy(p, &i32, 4); return;
+    case ElemType::int64: i64 = static_cast<int64_t>(v); std::memcpy(p, &i64, 8); return;
+    case ElemType::uint32: u32 = static_cast<uint32_t>(v); std::memcpy(p, &u32, 4); return;
+    case ElemType::uint8: *p = static_cast<std::byte>(static_cast<uint8_t>(v)); return;
     case ElemType::float16: h = float_to_half(f); std::memcpy(p, &h, 2); return;
     case ElemType::bfloat16: h = float_to_bfloat16(f); std::memcpy(p, &h, 2); return;
     case ElemType::float64: std::memcpy(p, &v, 8); return;

@@ -15,5 +15,6 @@ extern const OpKind kMalloc, kFree, kMallocHost, kFreeHost, kMallocAsync, kFreeA
 extern const OpKind kGraph;                                           // graph.cpp
 extern const OpKind kGemm;                                            // gemm.cpp
 extern const OpKind kConvolutionForward;                              // convolution.cpp
+extern const OpKind kAllReduce, kBroadcast, kReduceScatter, kAllGather;  // nccl.cpp
 
 }  // namespace streamlab

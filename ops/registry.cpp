@@ -14,6 +14,7 @@ const OpKind* const kOps[] = {
     &kLaunchHostFunc, &kStreamQuery,   &kEventQuery,
     &kMalloc,      &kFree,             &kMallocHost,      &kFreeHost,          &kMallocAsync,   &kFreeAsync,
     &kGraph,       &kGemm,             &kConvolutionForward,
+    &kAllReduce,   &kBroadcast,        &kReduceScatter,   &kAllGather,
 };
 
 }  // namespace

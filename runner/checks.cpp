@@ -316,18 +316,18 @@ std::vector<BufferRange> reference_ranges(LoadContext& ctx, MapReader& r, std::s
   return out;
 }
 
-// `op: ID`: a library op (gemm, convolutionForward), whose host implementation is its reference.
+// `op: ID`: a library op (gemm, convolutionForward, an NCCL collective), whose host implementation is its reference.
 int find_library_op(LoadContext& ctx, const YAML::Node& node) {
   auto id = ctx.scalar(node, "op");
   if (!id) return -1;
   std::vector<std::string> ids;
   for (size_t i = 0; i < ctx.exp.ops.size(); ++i) {
     const Op& op = ctx.exp.ops[i];
-    if (op.kind->name != "gemm" && op.kind->name != "convolutionForward") continue;
+    if (op.kind->name != "gemm" && op.kind->name != "convolutionForward" && op.comm < 0) continue;
     if (op.id == *id) return static_cast<int>(i);
     ids.push_back(op.id);
   }
-  ctx.error(node, unknown_name("gemm or convolutionForward op", *id, ids, "such ops"));
+  ctx.error(node, unknown_name("gemm, convolutionForward or NCCL op", *id, ids, "such ops"));
   return -1;
 }
 

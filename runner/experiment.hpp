@@ -116,6 +116,10 @@ struct Op {
   std::vector<KernelArg> args;  // launch: the kernel's parameters; gemm, convolutionForward: their operands
   BufferRange workspace;        // gemm, convolutionForward: the device memory the library may use (or none)
   int algo = -1;                // convolutionForward: the algorithm named (-1: chosen at run time)
+  int comm = -1;                // NCCL collectives: the communicator
+  std::vector<int> rank_streams;  // NCCL collectives: the stream of each rank, in rank order (stream = the first)
+  int reduce_op = 0;            // NCCL reductions: sum, prod, max, min, avg (ncclRedOp_t's order)
+  int64_t root = 0;             // broadcast: the rank whose send buffer every rank receives
   int64_t replays = 1;          // graph: launches of the captured graph; launch: `times`, launches back to back
   std::vector<Op> body;         // graph: the ops captured, in issue order
   Allow allow;
@@ -161,6 +165,14 @@ struct UserKernel {
   std::vector<UserKernelParam> params;
 };
 
+// An NCCL communicator (`communicators:`): one rank per device listed, all driven by this process
+// (ncclCommInitAll).
+struct Communicator {
+  std::string name;
+  SourceLoc loc;
+  std::vector<int64_t> devices;
+};
+
 struct Experiment {
   std::string name, description;
   std::string file;    // as given on the command line
@@ -177,6 +189,7 @@ struct Experiment {
   std::vector<Buffer> buffers;
   std::vector<Event> events;
   std::vector<Op> ops;
+  std::vector<Communicator> communicators;
   std::vector<UserKernel> kernels;  // `kernels:`; a launch's op.kernel >= kUserKernelBase names one
   std::vector<CheckSpec> checks;
   std::vector<Expectation> expectations;

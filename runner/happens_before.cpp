@@ -90,6 +90,12 @@ void HappensBefore::query_event(int event) {
   effects_.unrecorded_event = record_op_[event] < 0;
 }
 
+void HappensBefore::group_op(const std::vector<int>& streams) {
+  for (size_t i = 1; i < streams.size(); ++i) join(stream_[streams[0]], stream_[streams[i]]);
+  stream_op(streams[0]);
+  for (size_t i = 1; i < streams.size(); ++i) join(stream_[streams[i]], stream_[streams[0]]);
+}
+
 void HappensBefore::sync_device() {
   for (const Clock& c : stream_) join(host_, c);
 }

@@ -59,6 +59,10 @@ class HappensBefore {
   void sync_event(int event);
   void query_event(int event);        // orders nothing (S8); notes a never-recorded event
   void sync_device();
+  // L8: the streams of one NCCL group wait for each other before the collective and are blocked
+  // until it completes: it runs in the first stream after what every one of them issued, and their
+  // later work follows it.
+  void group_op(const std::vector<int>& streams);
 
  private:
   bool blocking(int stream) const;

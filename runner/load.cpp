@@ -147,6 +147,7 @@ void load_events(LoadContext& ctx, const YAML::Node& node) {
 // Defined in load_buffers.cpp and load_ops.cpp.
 void load_buffers(LoadContext& ctx, const YAML::Node& node);
 void load_ops(LoadContext& ctx, const YAML::Node& node);
+void load_communicators(LoadContext& ctx, const YAML::Node& node);  // ops/nccl.cpp
 
 namespace {
 
@@ -160,7 +161,7 @@ int64_t load_count(LoadContext& ctx, MapReader& top, std::string_view key, int64
 void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& options) {
   MapReader top(ctx, root, "the experiment",
                 {"name", "description?", "params?", "env?", "repeat?", "warmup?", "gate?", "timer?", "streams?", "buffers?", "events?",
-                 "kernels?", "ops", "checks?", "expect?"});
+                 "kernels?", "communicators?", "ops", "checks?", "expect?"});
   if (!top.ok() || root.IsNull()) {
     if (root.IsNull()) ctx.diags.error({ctx.exp.file, 1, 1}, "the experiment is empty; expected a mapping with "
                                                               "'name' and 'ops'");
@@ -182,6 +183,7 @@ void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& optio
   load_buffers(ctx, top.get("buffers"));
   load_events(ctx, top.get("events"));
   load_user_kernels(ctx, top.get("kernels"));
+  load_communicators(ctx, top.get("communicators"));
   load_ops(ctx, top.require("ops"));
   load_checks(ctx, top.get("checks"));
   load_expectations(ctx, top.get("expect"));

@@ -247,11 +247,12 @@ TEST_CASE("libraries: a missing one is a run error naming it, where it looked an
   unsetenv("STREAMLAB_TEST_LIB");
 }
 
-TEST_CASE("libraries: running every library experiment on the host loads neither cuBLAS nor cuDNN") {
-  for (const char* f : {"experiments/library/gemm_types.yaml", "experiments/library/conv_types.yaml"}) {
+TEST_CASE("libraries: running every library experiment on the host loads neither cuBLAS, cuDNN nor NCCL") {
+  for (const char* f : {"experiments/library/gemm_types.yaml", "experiments/library/conv_types.yaml",
+                        "experiments/library/nccl_collectives.yaml"}) {
     LoadOptions small;
     small.overrides = {{"N", "64"}};
-    Experiment e = load_file((source_dir() / f).string(), f == std::string("experiments/library/gemm_types.yaml")
+    Experiment e = load_file((source_dir() / f).string(), std::string(f).find("conv") == std::string::npos
                                                                ? small : LoadOptions{});
     auto backend = make_host_backend(e);
     RunRecord run = run_experiment(e, *backend, {1, 0, {}});
@@ -259,6 +260,7 @@ TEST_CASE("libraries: running every library experiment on the host loads neither
   }
   CHECK_FALSE(mapped("libcublas"));
   CHECK_FALSE(mapped("libcudnn"));
+  CHECK_FALSE(mapped("libnccl"));
 }
 
 TEST_CASE("experiment settings: gate and timer") {
