@@ -70,7 +70,7 @@ if want libs; then
   done
   run_one "$logs/graph_fork_join_events.log" experiments/graph_fork_join.yaml --timer events
   grep -A8 "^  graph 'g'" "$logs/graph_fork_join.log"
-  for f in c10_graph_launch c14_conv_copy_overlap c14_own_workspaces c15_gemm_copy_overlap; do
+  for f in c10_graph_launch c14_conv_copy_overlap c14_own_workspaces c15_gemm_copy_overlap c17_allreduce_overlap; do
     grep -hE "^  +(PASS|FAIL)|^        [a-z]" "$logs/${f}_run"*.log 2>/dev/null | sort | uniq -c
   done
   sed -E 's/, allow: \[race\]//' experiments/claims/c14_shared_workspace.yaml >"$logs/c14_shared_unacknowledged.yaml"
@@ -78,7 +78,7 @@ if want libs; then
   sed 's/y\[i\] = a \* x\[i\] + y\[i\];/y[i] = a * xx[i] + y[i];/' experiments/user_kernel_saxpy.yaml >"$logs/user_kernel_typo.yaml"
   "$bin" run "$logs/user_kernel_typo.yaml" --backend cuda 2>&1 | sed "s|$logs/||"; echo "rc=${PIPESTATUS[0]}"
   for lib in CUBLAS:experiments/library/gemm_types.yaml CUDNN:experiments/library/conv_types.yaml \
-             NVRTC:experiments/user_kernel_saxpy.yaml; do
+             NVRTC:experiments/user_kernel_saxpy.yaml NCCL:experiments/library/nccl_collectives.yaml; do
     env "STREAMLAB_${lib%%:*}=/nonexistent/lib.so" "$bin" run "${lib#*:}" --backend cuda 2>&1 | tail -1
     echo "rc=${PIPESTATUS[0]}"
   done
