@@ -206,8 +206,9 @@ struct Comms {
   Comms() = default;
   Comms(const Comms&) = delete;
   Comms& operator=(const Comms&) = delete;
-  ~Comms() {
-    for (ncclComm_t c : ranks) nccl().destroy(c);
+  ~Comms() {  // only made once NCCL is loaded (prepare_collective)
+    for (ncclComm_t c : ranks)
+      if (c) nccl().destroy(c);
   }
 };
 
@@ -215,6 +216,7 @@ void prepare_collective(CudaState& s, const Op& op) {
   const Communicator& c = s.exp.communicators[op.comm];
   auto& slot = s.libraries["nccl:" + c.name];
   if (!slot) {
+    nccl();  // loads NCCL, or throws naming it, before anything needs it to clean up
     auto comms = std::make_shared<Comms>();
     std::vector<int> devices(c.devices.begin(), c.devices.end());
     comms->ranks.resize(devices.size());
