@@ -299,6 +299,9 @@ int run_cli(int argc, char** argv) {
   } catch (const InvalidExperiment& e) {
     std::cerr << e.what();
     return kExitInvalid;
+  } catch (const CommandLineError& e) {
+    std::cerr << "streamlab: error: " << e.what() << "\n";
+    return kExitInvalid;
   } catch (const RunError& e) {
     std::cerr << "streamlab: error: " << e.what() << "\n";
     return kExitRuntime;

@@ -50,6 +50,13 @@ std::string format_diagnostic(const Diagnostic& d, std::string_view source);
 std::string format_diagnostic(const Diagnostic& d, const SourceLines& source);
 std::string format_diagnostics(const Diagnostics& ds, std::string_view source);
 
+// A command line that cannot work, found before anything runs (an output path that cannot be
+// written, an option out of range): exit code 2, like an invalid experiment.
+class CommandLineError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Thrown by load when an experiment is invalid; carries every diagnostic (exit code 2).
 class InvalidExperiment : public std::runtime_error {
  public:

@@ -1,0 +1,45 @@
+#pragma once
+// The bounds on what an experiment may ask for. An experiment file is untrusted input (a grader
+// runs what a student wrote): every structure that repeats or nests, and every file it names, has
+// a limit here, so that loading, checking and running stay linear (or near it) in the size of the
+// file and can neither exhaust the stack nor the memory. Each limit is reported, where it is hit,
+// as a located error that names it. docs/limits.md says why each value is what it is.
+#include <cstdint>
+#include <cstddef>
+
+namespace streamlab::limits {
+
+// --- files ---
+inline constexpr int64_t kExperimentFileBytes = 16 << 20;  // the experiment file itself
+inline constexpr int64_t kSourceFileBytes = 1 << 20;       // a kernel `file:` or a header it includes
+inline constexpr int kIncludedFiles = 64;                  // headers included by one kernel, in all
+
+// --- nesting (each level is a stack frame of a recursive parser) ---
+inline constexpr int kExpressionDepth = 200;  // parentheses and unary operators in one expression
+inline constexpr int kBlockDepth = 16;        // loops and graphs nested in one another
+
+// --- the YAML document ---
+// Nodes after expanding aliases (`*name`): an alias repeats its anchor's whole subtree, so a few
+// lines can stand for billions of nodes.
+inline constexpr int64_t kYamlNodes = 1'000'000;
+
+// --- declarations ---
+inline constexpr int64_t kStreams = 1024;  // declared, with the default streams
+inline constexpr int64_t kEvents = 4096;
+inline constexpr int64_t kBuffers = 4096;
+inline constexpr int64_t kArray = 4096;    // elements of one `array:`
+
+// --- the op list ---
+inline constexpr int64_t kExpandedOps = 100'000;  // after loops, graph bodies included
+// Operations issued in one repetition: each op once, a graph's body ops `replays` times, a
+// launch `times` times. The host backend performs every one of them.
+inline constexpr int64_t kIssuedPerRepetition = 10'000'000;
+// Per-op samples kept over a run: ops x (warm-up + timed repetitions).
+inline constexpr int64_t kSamples = 2'000'000;
+inline constexpr int64_t kRepetitions = 1'000'000;
+
+// --- time ---
+inline constexpr int64_t kDefaultTimeoutSeconds = 60;  // a lab's experiment runs in seconds
+inline constexpr int64_t kMaxTimeoutSeconds = 86'400;
+
+}  // namespace streamlab::limits
