@@ -97,7 +97,9 @@ Geometry geometry(const Experiment& exp, const Op& op) {
   return g;
 }
 
-// `key: [h, w]` of non-negative (pad) or positive (stride, dilation) integers.
+// `key: [h, w]` of non-negative (pad) or positive (stride, dilation) integers, small enough that
+// the output extent's arithmetic cannot overflow and cuDNN's int parameters hold them.
+constexpr int64_t kMaxConvParam = 1 << 20;
 void read_pair(MapReader& r, std::string_view key, Op& op, int first, int64_t fallback, int64_t least) {
   op.args[first].scalar = op.args[first + 1].scalar = fallback;
   if (!r.has(key)) return;
@@ -106,8 +108,10 @@ void read_pair(MapReader& r, std::string_view key, Op& op, int first, int64_t fa
     return r.ctx.error(node, fmt::format("{}: expected [h, w], got {}", key, describe_node(node)));
   for (int i = 0; i < 2; ++i) {
     auto v = r.ctx.integer(node[i], key);
-    if (v && *v < least) r.ctx.error(node[i], fmt::format("{}: {} is below {}", key, *v, least));
-    op.args[first + i].scalar = v.value_or(fallback);
+    if (v && (*v < least || *v > kMaxConvParam))
+      r.ctx.error(node[i], fmt::format("{}: {} is outside {}..{}", key, *v, least, kMaxConvParam));
+    else if (v)
+      op.args[first + i].scalar = *v;
   }
 }
 
@@ -120,6 +124,11 @@ void check_shapes(MapReader& r, const Op& op) {
     return r.ctx.error(r.node(), fmt::format("convolutionForward types: x {}, w {}, y {}; expected all float32 or all "
                                              "float16", elem_type_name(x.type), elem_type_name(w.type),
                                              elem_type_name(y.type)));
+  for (const Buffer* b : {&x, &w, &y})
+    for (int64_t d : b->shape)
+      if (d > INT32_MAX)  // cuDNN's descriptors take int
+        return r.ctx.error(r.node(), fmt::format("'{}' has an extent of {}; cuDNN takes at most {}", b->name, d,
+                                                 INT32_MAX));
   if (w.shape[1] != x.shape[1])
     return r.ctx.error(r.get("w"), fmt::format("w [K, C, R, S] has C = {}; x has {} channels", w.shape[1], x.shape[1]));
   Geometry g = geometry(exp, op);

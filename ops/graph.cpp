@@ -17,13 +17,13 @@
 #include "runner/cuda_state.hpp"
 #include "runner/device_timer.hpp"
 #include "runner/host_state.hpp"
+#include "runner/limits.hpp"
 #include "runner/load_context.hpp"
 
 namespace streamlab {
 namespace {
 
 constexpr std::string_view kGraphKeys[] = {"stream", "replays?", "ops"};
-constexpr int64_t kMaxReplays = 1'000'000;
 
 // Why an op kind cannot be captured (empty: it can), with the error CUDA gives.
 std::string uncapturable(std::string_view kind) {
@@ -123,11 +123,13 @@ void parse_graph(MapReader& r, Op& op) {
   op.device_work = true;
   if (r.has("replays")) {
     op.replays = r.ctx.integer(r.get("replays"), "replays").value_or(1);
-    if (op.replays < 1 || op.replays > kMaxReplays)
-      r.ctx.error(r.get("replays"), fmt::format("replays: {}; expected 1..{}", op.replays, kMaxReplays));
+    if (op.replays < 1 || op.replays > limits::kRepeatsPerOp)
+      r.ctx.error(r.get("replays"), fmt::format("replays: {}; expected 1..{}", op.replays, limits::kRepeatsPerOp));
   }
   YAML::Node ops = r.require("ops");
   if (!ops.IsDefined()) return;
+  BlockLevel level(r.ctx, ops);
+  if (!level.ok()) return;
   load_op_list(r.ctx, ops, op.body, op.id + ".");
   if (op.stream < 0 || !ops.IsSequence()) return;
   if (op.body.empty()) return r.ctx.error(ops, fmt::format("graph '{}' captures no op; expected at least one", op.id));

@@ -84,9 +84,9 @@ void CUDART_CB trampoline(void* data) {
 }
 
 void cuda_host_func(CudaState& s, const Op& op) {
-  size_t i = op_index(s.exp, op);
-  s.host_function_runs[i] = {&s, &op, 0, 0};
-  STREAMLAB_CUDA(cudaLaunchHostFunc(s.streams[op.stream], trampoline, &s.host_function_runs[i]));
+  auto& run = s.host_function_runs[&op];
+  run = {&s, &op, 0, 0};
+  STREAMLAB_CUDA(cudaLaunchHostFunc(s.streams[op.stream], trampoline, &run));
 }
 
 std::string describe_host_func(const Experiment& exp, const Op& op) {

@@ -9,6 +9,7 @@
 #include "runner/cuda_check.hpp"
 #include "runner/cuda_state.hpp"
 #include "runner/host_state.hpp"
+#include "runner/limits.hpp"
 #include "runner/load_context.hpp"
 #include "runner/suggest.hpp"
 
@@ -16,7 +17,6 @@ namespace streamlab {
 namespace {
 
 constexpr std::string_view kLaunchKeys[] = {"kernel", "grid", "block", "shared?", "stream?", "args?", "times?"};
-constexpr int64_t kMaxTimes = 1'000'000;
 
 // Limits of every GPU streamlab targets (compute capability 7.5 and later).
 constexpr int64_t kMaxThreadsPerBlock = 1024;
@@ -26,12 +26,15 @@ constexpr int64_t kMaxStaticOptInShared = 48 * 1024;  // more needs cudaFuncSetA
 
 void check_geometry(MapReader& r, const Op& op) {
   static const char* axis[] = {"x", "y", "z"};
+  bool within = true;
   for (int i = 0; i < 3; ++i) {
     if (op.grid[i] > kMaxGridDim[i])
       r.ctx.error(r.get("grid"), fmt::format("grid.{} = {} exceeds the limit {}", axis[i], op.grid[i], kMaxGridDim[i]));
     if (op.block[i] > kMaxBlockDim[i])
       r.ctx.error(r.get("block"), fmt::format("block.{} = {} exceeds the limit {}", axis[i], op.block[i], kMaxBlockDim[i]));
+    within = within && op.block[i] <= kMaxBlockDim[i];
   }
+  if (!within) return;
   int64_t threads = op.block[0] * op.block[1] * op.block[2];  // each at most 1024: no overflow
   if (threads > kMaxThreadsPerBlock)
     r.ctx.error(r.get("block"), fmt::format("block has {} threads; at most {} per block", threads, kMaxThreadsPerBlock));
@@ -160,8 +163,8 @@ void parse_launch(MapReader& r, Op& op) {
   op.device_work = true;
   if (r.has("times")) {  // issued back to back as one op: timed once, so the timer adds nothing per launch
     op.replays = r.ctx.integer(r.get("times"), "times").value_or(1);
-    if (op.replays < 1 || op.replays > kMaxTimes)
-      r.ctx.error(r.get("times"), fmt::format("times: {}; expected 1..{}", op.replays, kMaxTimes));
+    if (op.replays < 1 || op.replays > limits::kRepeatsPerOp)
+      r.ctx.error(r.get("times"), fmt::format("times: {}; expected 1..{}", op.replays, limits::kRepeatsPerOp));
   }
   if (grid) op.grid = *grid;
   if (block) op.block = *block;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <map>
 #include <set>
+#include <span>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -37,18 +38,29 @@ struct Conflict {
 
 std::string verb(bool write) { return write ? "write" : "read"; }
 
+// What one walk covers: the experiment's op list, or a graph's body (whose buffer lifetimes and
+// checks are the enclosing list's). A body is walked in place: copying the experiment for each of
+// thousands of graphs would make the analysis quadratic.
+struct Scope {
+  std::span<const Op> ops;
+  bool top_level = true;
+};
+
 class Analyzer {
  public:
-  explicit Analyzer(const Experiment& exp)
+  Analyzer(const Experiment& exp, Scope scope)
       : exp_(exp),
+        ops_(scope.ops),
+        top_level_(scope.top_level),
         hb_(exp),
         live_(exp.buffers.size()),
         alloc_at_(exp.buffers.size()),
-        allocates_(exp.ops.size(), -1),
-        frees_(exp.ops.size(), -1),
+        allocates_(ops_.size(), -1),
+        frees_(ops_.size(), -1),
         records_of_event_(exp.events.size()),
-        consumed_(exp.ops.size(), false),
+        consumed_(ops_.size(), false),
         waits_(exp.streams.size()) {
+    if (!top_level_) return;
     for (size_t b = 0; b < exp.buffers.size(); ++b) {
       if (exp.buffers[b].alloc_op >= 0) allocates_[exp.buffers[b].alloc_op] = static_cast<int>(b);
       if (exp.buffers[b].free_op >= 0) frees_[exp.buffers[b].free_op] = static_cast<int>(b);
@@ -56,8 +68,8 @@ class Analyzer {
   }
 
   Findings run() {
-    for (int i = 0; i < static_cast<int>(exp_.ops.size()); ++i) issue(i);
-    check_reads_at_end();
+    for (int i = 0; i < static_cast<int>(ops_.size()); ++i) issue(i);
+    if (top_level_) check_reads_at_end();
     report_unused_records();
     report_unrecorded_waits();
     report_legacy_barriers();
@@ -66,7 +78,7 @@ class Analyzer {
   }
 
  private:
-  const Op& op(int i) const { return exp_.ops[i]; }
+  const Op& op(int i) const { return ops_[i]; }
   const std::string& stream_name(int s) const { return exp_.streams[s].name; }
 
   // "op 'k' (stream 's1', line 12)"
@@ -403,6 +415,8 @@ class Analyzer {
   };
 
   const Experiment& exp_;
+  std::span<const Op> ops_;
+  bool top_level_;
   HappensBefore hb_;
   Findings out_;
   std::vector<std::vector<Record>> live_;              // per buffer
@@ -437,9 +451,9 @@ void fold_repeats(Findings& findings) {
   findings.items() = std::move(kept);
 }
 
-// Acknowledges findings an op or check allows; an allowed code that acknowledges nothing (in no
-// loop iteration of that op) is reported.
-void apply_allows(const Experiment& exp, Findings& findings) {
+// Acknowledges findings an op or check of the scope allows; an allowed code that acknowledges
+// nothing (in no loop iteration of that op) is reported.
+void apply_allows(const Experiment& exp, const Scope& scope, Findings& findings) {
   std::set<std::string> used;  // "line:col:code" of the allow lists that acknowledged something
   auto use = [&](const Allow& allow, const std::string& code) {
     if (std::find(allow.codes.begin(), allow.codes.end(), code) == allow.codes.end()) return false;
@@ -447,7 +461,7 @@ void apply_allows(const Experiment& exp, Findings& findings) {
     return true;
   };
   for (auto& f : findings.items()) {
-    for (int i : f.ops) f.acknowledged = use(exp.ops[i].allow, f.code) || f.acknowledged;
+    for (int i : f.ops) f.acknowledged = use(scope.ops[i].allow, f.code) || f.acknowledged;
     for (int c : f.checks) f.acknowledged = use(exp.checks[c].allow, f.code) || f.acknowledged;
   }
   std::set<std::string> reported;
@@ -459,7 +473,8 @@ void apply_allows(const Experiment& exp, Findings& findings) {
                    fmt::format("allow: '{}' acknowledges nothing: {} gives no such diagnostic", code, what));
     }
   };
-  for (const Op& o : exp.ops) report_unused(o.allow, fmt::format("op '{}'", o.id));
+  for (const Op& o : scope.ops) report_unused(o.allow, fmt::format("op '{}'", o.id));
+  if (!scope.top_level) return;
   for (const CheckSpec& c : exp.checks) report_unused(c.allow, fmt::format("check {}", c.kind));
 }
 
@@ -468,14 +483,10 @@ void apply_allows(const Experiment& exp, Findings& findings) {
 // the graph is one op of its stream touching everything its body touches. Findings point at the
 // body's ops; an allow on the graph op or on a body op acknowledges them.
 void analyze_graph_body(const Experiment& exp, int graph, Findings& into) {
-  Experiment body = exp;
-  body.ops = exp.ops[graph].body;
-  body.checks.clear();
-  body.expectations.clear();
-  for (Buffer& b : body.buffers) b.alloc_op = b.free_op = -1;  // lifetimes are the graph op's, checked outside
-  Findings inner = Analyzer(body).run();
+  Scope body{exp.ops[graph].body, false};
+  Findings inner = Analyzer(exp, body).run();
   fold_repeats(inner);
-  apply_allows(body, inner);
+  apply_allows(exp, body, inner);
   for (Finding& f : inner.items()) {
     f.ops = {graph};
     f.checks.clear();
@@ -486,11 +497,12 @@ void analyze_graph_body(const Experiment& exp, int graph, Findings& into) {
 }  // namespace
 
 Findings analyze(const Experiment& exp) {
-  Findings findings = Analyzer(exp).run();
+  Scope top{exp.ops, true};
+  Findings findings = Analyzer(exp, top).run();
   for (size_t i = 0; i < exp.ops.size(); ++i)
     if (!exp.ops[i].body.empty()) analyze_graph_body(exp, static_cast<int>(i), findings);
   fold_repeats(findings);
-  apply_allows(exp, findings);
+  apply_allows(exp, top, findings);
   std::stable_sort(findings.items().begin(), findings.items().end(), [](const Finding& a, const Finding& b) {
     return std::tuple(a.loc.line, a.loc.col, a.severity) < std::tuple(b.loc.line, b.loc.col, b.severity);
   });

@@ -38,6 +38,14 @@ void store_random(ElemType t, std::byte* data, int64_t i, uint64_t r) {
   }
 }
 
+// A double as int64, saturating: converting a value outside int64's range is undefined in C++
+// (and 2^63 - 1 as a double is 2^63, just outside).
+int64_t saturate_int64(double v) {
+  if (!(v > -9223372036854775808.0)) return INT64_MIN;  // NaN too
+  if (v >= 9223372036854775808.0) return INT64_MAX;
+  return static_cast<int64_t>(v);
+}
+
 // Integer sequences wrap around in the element type, as C's conversions do.
 void store_value(ElemType t, std::byte* data, int64_t i, double v, int64_t wrapped) {
   switch (t) {
@@ -53,8 +61,8 @@ void store_value(ElemType t, std::byte* data, int64_t i, double v, int64_t wrapp
 }
 
 void fill_sequence(const Buffer& b, std::byte* data) {
-  const auto start = static_cast<uint64_t>(static_cast<int64_t>(b.init.value));
-  const auto step = static_cast<uint64_t>(static_cast<int64_t>(b.init.step));
+  const auto start = static_cast<uint64_t>(saturate_int64(b.init.value));
+  const auto step = static_cast<uint64_t>(saturate_int64(b.init.step));
   for (int64_t i = 0; i < b.count; ++i) {
     auto wrapped = static_cast<int64_t>(start + step * static_cast<uint64_t>(i));  // modulo 2^64
     store_value(b.type, data, i, b.init.value + b.init.step * static_cast<double>(i), wrapped);
@@ -71,7 +79,7 @@ void fill_initial(const Buffer& b, std::byte* data) {
     case InitSpec::Kind::zeros: std::memset(data, 0, static_cast<size_t>(b.bytes)); break;
     case InitSpec::Kind::value:
       for (int64_t i = 0; i < b.count; ++i)
-        store_value(b.type, data, i, b.init.value, static_cast<int64_t>(b.init.value));
+        store_value(b.type, data, i, b.init.value, saturate_int64(b.init.value));
       break;
     case InitSpec::Kind::sequence: fill_sequence(b, data); break;
     case InitSpec::Kind::random:

@@ -339,6 +339,7 @@ void parse_op_reference(LoadContext& ctx, MapReader& r, CheckSpec& c) {
   for (const Access& a : op.kind->accesses(ctx.exp, op))
     if (a.write) written.insert(a.range.buffer);
   for (const Access& a : op.kind->accesses(ctx.exp, op)) {
+    if (!a.range.valid()) return;  // the op's own buffers are wrong (reported there)
     const Buffer& b = ctx.exp.buffers[a.range.buffer];
     if (a.write || written.contains(a.range.buffer) || b.init.kind != InitSpec::Kind::none) continue;
     ctx.error(r.get("op"), fmt::format("the reference reads buffer '{}', which has no init (its initial contents are "
@@ -363,6 +364,7 @@ void parse_reference(LoadContext& ctx, MapReader& r, CheckSpec& c) {
   if (c.op < 0) return;
   const Op& op = ctx.exp.ops[c.op];
   const KernelInfo& k = kernel_table()[op.kernel];
+  if (op.args.size() != k.params.size()) return;  // the launch's own arguments are wrong (reported there)
   c.args = reference_ranges(ctx, r, "inputs", op, false);
   c.outputs = reference_ranges(ctx, r, "outputs", op, true);
   for (size_t p = 0; p < k.params.size(); ++p) {

@@ -136,10 +136,10 @@ Findings refuse_on_findings(const Experiment& exp, const RunArgs& args) {
                                       exp.file, format_counts(n)), {});
 }
 
-int cmd_run(const RunArgs& args, char** argv) {
+int cmd_run(const RunArgs& args) {
   Experiment exp = load_file(args.file, load_options(args.sets));
   Findings findings = refuse_on_findings(exp, args);
-  apply_environment(exp, argv);
+  apply_environment(exp);
   auto backend = choose_backend(exp, args);
   RunOptions options = run_options(exp, args, *backend);
   options.progress = progress_printer();
@@ -293,7 +293,7 @@ int run_cli(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitInvalid;
   }
   try {
-    if (run->parsed()) return cmd_run(args, argv);
+    if (run->parsed()) return cmd_run(args);
     if (check->parsed()) return cmd_check(args);
     return cmd_list();
   } catch (const InvalidExperiment& e) {

@@ -100,7 +100,6 @@ class CudaBackend final : public Backend {
     prepare_ops();
     notes_.insert(notes_.end(), state_.notes.begin(), state_.notes.end());
     state_.answers.assign(exp_.ops.size(), -1);
-    state_.host_function_runs.resize(exp_.ops.size());
     timer_ = choose_timer();
     gate_ = std::make_unique<StartGate>(exp_, state_, options_.gate);
     if (!gate_->note().empty()) notes_.push_back(gate_->note());
@@ -125,8 +124,10 @@ class CudaBackend final : public Backend {
     rep.host_span_ms = ms_since(t0) - (std::isnan(rep.gate_open_ms) ? 0 : rep.gate_open_ms);
     for (size_t i = 0; i < exp_.ops.size(); ++i) {
       rep.ops[i].answer = state_.answers[i];
-      if (exp_.ops[i].self_timed)
-        rep.ops[i].start_ms = state_.host_function_runs[i].start_ms, rep.ops[i].end_ms = state_.host_function_runs[i].end_ms;
+      if (exp_.ops[i].self_timed) {
+        const auto& run = state_.host_function_runs.at(&exp_.ops[i]);
+        rep.ops[i].start_ms = run.start_ms, rep.ops[i].end_ms = run.end_ms;
+      }
     }
     timer_->end_repetition(rep);
     if (gate_->timed_out() && !gate_timed_out_) {

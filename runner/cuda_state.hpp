@@ -26,7 +26,9 @@ struct CudaState {
     const Op* op = nullptr;
     double start_ms = 0, end_ms = 0;
   };
-  std::vector<HostFunctionRun> host_function_runs;
+  // By op, ops captured into a graph included: the driver holds a pointer to its record from the
+  // capture on, so records never move (std::map's nodes are stable).
+  std::map<const Op*, HostFunctionRun> host_function_runs;
   std::chrono::steady_clock::time_point t0;
   // What OpKind::prepare_cuda made, per op (ops inside a graph included), and library handles
   // shared by ops ("cublas", "cudnn"), made by the first op that needs one.

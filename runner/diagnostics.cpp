@@ -29,15 +29,60 @@ std::string_view severity_name(Severity s) {
 
 namespace {
 
-// The caret line keeps tabs where the source has them, so the caret lines up in any terminal.
-std::string caret_padding(std::string_view text, int col) {
-  std::string pad;
-  for (int i = 0; i + 1 < col; ++i)
-    pad += (static_cast<size_t>(i) < text.size() && text[i] == '\t') ? '\t' : ' ';
-  return pad;
+// The length of the UTF-8 sequence at `i` when it is well formed and not a C1 control (U+0080 to
+// U+009F, which some terminals obey as escape sequences); 0 otherwise.
+size_t printable_utf8(std::string_view s, size_t i) {
+  auto b = static_cast<unsigned char>(s[i]);
+  size_t n = (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return 0;
+  if (n == 2 && b == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) return 0;  // C1
+  return n;
+}
+
+// Appends the bytes of `text` from `i` that make one character, escaped where it is not
+// printable; returns how many bytes it consumed and sets `width` to the columns it prints in.
+size_t append_printable(std::string& out, std::string_view text, size_t i, int& width) {
+  auto b = static_cast<unsigned char>(text[i]);
+  if (b == '\t' || b == '\n' || (b >= 0x20 && b < 0x7F)) {
+    out += static_cast<char>(b);
+    width = 1;
+    return 1;
+  }
+  if (size_t n = b >= 0x80 ? printable_utf8(text, i) : 0) {
+    out.append(text.substr(i, n));
+    width = 1;
+    return n;
+  }
+  out += fmt::format("\\x{:02X}", b);
+  width = 4;
+  return 1;
+}
+
+// The source line as printed (control characters escaped) and the caret under column `col` (in
+// bytes, 1-based). The caret line keeps tabs where the source has them, so it lines up in any
+// terminal.
+std::pair<std::string, std::string> source_and_caret(std::string_view text, int col) {
+  std::string line, pad;
+  for (size_t i = 0; i < text.size();) {
+    int width = 0;
+    size_t n = append_printable(line, text, i, width);
+    if (static_cast<int>(i) + 1 < col) pad += text[i] == '\t' ? std::string(1, '\t') : std::string(width, ' ');
+    i += n;
+  }
+  if (col > 1 && static_cast<size_t>(col - 1) > text.size()) pad += std::string(col - 1 - text.size(), ' ');
+  return {line, pad};
 }
 
 }  // namespace
+
+std::string printable(std::string_view text) {
+  std::string out;
+  int width = 0;
+  for (size_t i = 0; i < text.size();) i += append_printable(out, text, i, width);
+  return out;
+}
 
 SourceLines::SourceLines(std::string_view source) : source_(source) {
   starts_.push_back(0);
@@ -60,14 +105,15 @@ std::string format_diagnostic(const Diagnostic& d, std::string_view source) {
 std::string format_diagnostic(const Diagnostic& d, const SourceLines& source) {
   std::string out;
   if (d.loc.line > 0)
-    out = fmt::format("{}:{}:{}: {}: {}\n", d.loc.file, d.loc.line, d.loc.col,
-                      severity_name(d.severity), d.message);
+    out = fmt::format("{}:{}:{}: {}: {}\n", printable(d.loc.file), d.loc.line, d.loc.col,
+                      severity_name(d.severity), printable(d.message));
   else
-    out = fmt::format("{}: {}: {}\n", d.loc.file, severity_name(d.severity), d.message);
+    out = fmt::format("{}: {}: {}\n", printable(d.loc.file), severity_name(d.severity), printable(d.message));
   std::string_view text = d.loc.line > 0 ? source.line(d.loc.line) : std::string_view{};
   if (text.empty()) return out;
-  out += fmt::format("{:>5} | {}\n", d.loc.line, text);
-  out += fmt::format("      | {}^\n", caret_padding(text, d.loc.col));
+  auto [line, pad] = source_and_caret(text, d.loc.col);
+  out += fmt::format("{:>5} | {}\n", d.loc.line, line);
+  out += fmt::format("      | {}^\n", pad);
   return out;
 }
 

@@ -44,7 +44,13 @@ class SourceLines {
   std::vector<size_t> starts_;
 };
 
+// `text` as it may be printed to a terminal: control characters (but tab and line feed), C1
+// controls and bytes that are not UTF-8 become `\xNN`, so that no user text (a name, a source line, a path) can move the
+// cursor, recolour or rewrite what a grader reads, or cut a message short.
+std::string printable(std::string_view text);
+
 // `file:line:col: error: message`, then the offending source line and a caret under the column.
+// Everything printed goes through printable().
 // `source` is the whole text of the file the diagnostic points into (may be empty).
 std::string format_diagnostic(const Diagnostic& d, std::string_view source);
 std::string format_diagnostic(const Diagnostic& d, const SourceLines& source);

@@ -16,6 +16,13 @@ using Numbers = std::vector<double>;
 
 double median_or_nan(const Summary& s) { return s.n ? s.median : NAN; }
 
+// Computed once with the run's figures: an expectation naming a stream many times costs no more.
+double stream_busy(const RunFigures& f, int stream) {
+  for (const StreamFigures& s : f.streams)
+    if (s.stream == stream) return s.busy_ms;
+  return NAN;
+}
+
 double op_field(const ExpectContext& c, int op, double OpSample::*field) {
   return median_or_nan(summarize(samples(c.run, op, field)));
 }
@@ -39,7 +46,7 @@ const std::vector<ExpectFunction> kFunctions = {
     {"bandwidth", {ExpectArg::op}, true, "GB/s", "bytes / duration (copies count bytes once, kernels read + write)",
      [](const ExpectContext& c, const Refs& r, const Numbers&) { return c.figures.ops[r[0]].gbps; }},
     {"stream_busy", {ExpectArg::stream}, true, "ms", "median union of the stream's device intervals",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) { return median_stream_busy(c.exp, c.run, r[0]); }},
+     [](const ExpectContext& c, const Refs& r, const Numbers&) { return stream_busy(c.figures, r[0]); }},
     {"span", {}, true, "ms", "median span on the host clock (from the gate's opening, else the first issue)",
      [](const ExpectContext& c, const Refs&, const Numbers&) { return median_or_nan(host_span(c.run)); }},
     {"gpu_span", {}, true, "ms", "median span on the GPU: first device start to last device end",

@@ -11,6 +11,7 @@
 
 #include "runner/expect.hpp"
 #include "runner/expect_functions.hpp"
+#include "runner/limits.hpp"
 #include "runner/load_context.hpp"
 #include "runner/suggest.hpp"
 
@@ -45,6 +46,7 @@ class Parser {
   NodePtr parse_not() {
     size_t begin = skip_space();
     if (!take_word("not")) return parse_cmp();
+    Nested nested(*this, begin);
     NodePtr operand = parse_not();
     require_boolean(operand, begin, "'not'");
     return make(ExpectNode::Kind::logical_not, "not", {operand}, begin, true);
@@ -72,6 +74,7 @@ class Parser {
     size_t begin = skip_space();
     if (pos_ < text_.size() && text_[pos_] == '-') {
       ++pos_;
+      Nested nested(*this, begin);
       NodePtr operand = parse_unary();
       require_number(operand, begin, "'-'");
       return make(ExpectNode::Kind::negate, "-", {operand}, begin, false);
@@ -85,6 +88,7 @@ class Parser {
     char c = text_[pos_];
     if (c == '(') {
       ++pos_;
+      Nested nested(*this, begin);
       NodePtr inner = parse_or();
       skip_space();
       if (pos_ == text_.size() || text_[pos_] != ')') fail(begin, "unbalanced '(': expected ')'");
@@ -121,12 +125,15 @@ class Parser {
     if (!f) fail(begin, unknown_function(name));
     ++pos_;  // '('
     NodePtr call = make(ExpectNode::Kind::call, name, {}, begin, false);
+    Nested nested(*this, begin);
     for (size_t i = 0; i < f->args.size(); ++i) {
       if (i > 0) expect_char(',', fmt::format("{} takes {} arguments", name, f->args.size()));
       read_argument(*call, f->args[i]);
     }
     expect_char(')', fmt::format("{} takes {} argument{}", name, f->args.size(), f->args.size() == 1 ? "" : "s"));
     call->text = std::string(text_.substr(begin, pos_ - begin));
+    call->end = pos_;
+    for (const auto& a : call->args) call->height = std::max(call->height, a->height + 1);
     return call;
   }
 
@@ -198,15 +205,22 @@ class Parser {
                bool boolean) {
     auto n = std::make_shared<ExpectNode>();
     n->kind = kind, n->op = std::move(op), n->args = std::move(args), n->boolean = boolean;
-    n->text = std::string(text_.substr(begin, pos_ - begin));
+    n->begin = begin, n->end = pos_;
+    for (const auto& a : n->args) n->height = std::max(n->height, a->height + 1);
+    // A chain (`a + b + c ...`) grows the tree one level per operator: evaluating it recurses
+    // that deep, so its height is bounded like the parser's own nesting.
+    if (n->height > limits::kExpressionDepth)
+      fail(begin, fmt::format("the expectation nests deeper than {} operations; split it", limits::kExpressionDepth));
     return n;
   }
 
+  std::string_view text_of(const NodePtr& n) const { return text_.substr(n->begin, n->end - n->begin); }
+
   void require_boolean(const NodePtr& n, size_t at, std::string_view op) {
-    if (!n->boolean) fail(at, fmt::format("{} joins conditions; '{}' is a number", op, n->text));
+    if (!n->boolean) fail(at, fmt::format("{} joins conditions; '{}' is a number", op, text_of(n)));
   }
   void require_number(const NodePtr& n, size_t at, std::string_view op) {
-    if (n->boolean) fail(at, fmt::format("{} takes numbers; '{}' is a condition", op, n->text));
+    if (n->boolean) fail(at, fmt::format("{} takes numbers; '{}' is a condition", op, text_of(n)));
   }
 
   void expect_char(char c, const std::string& why) {
@@ -251,6 +265,17 @@ class Parser {
 
   [[noreturn]] void fail(size_t at, std::string message) { throw ParseFailure{at, std::move(message)}; }
 
+  // One level of the parser's own recursion (parentheses, not, unary minus, a call's arguments).
+  struct Nested {
+    Nested(Parser& p, size_t at) : p_(p) {
+      if (++p_.depth_ > limits::kExpressionDepth)
+        p_.fail(at, fmt::format("the expectation nests deeper than {} levels", limits::kExpressionDepth));
+    }
+    ~Nested() { --p_.depth_; }
+    Parser& p_;
+  };
+
+  int depth_ = 0;
   std::string_view text_;
   const Experiment& exp_;
   const ParamScope& params_;
@@ -275,6 +300,11 @@ void load_expectations(LoadContext& ctx, const YAML::Node& node) {
   for (const auto& item : node) {
     auto text = ctx.scalar(item, "expect");
     if (!text) continue;
+    if (text->size() > limits::kExpectationChars) {
+      ctx.error(item, fmt::format("expect: {} characters; an expectation has at most {}: split it", text->size(),
+                                  limits::kExpectationChars));
+      continue;
+    }
     try {
       auto root = Parser(*text, ctx.exp, ctx.params).run();
       ctx.exp.expectations.push_back({*text, ctx.loc(item), root, uses_time(*root)});

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/limits.hpp"
 #include "runner/suggest.hpp"
 
 namespace streamlab {
@@ -69,6 +70,7 @@ class Evaluator {
   int64_t unary() {
     if (peek() != '-') return primary();
     size_t at = pos_++;
+    Nested nested(*this, at);
     int64_t value = unary();
     if (value == INT64_MIN) fail(at, "integer overflow (the result does not fit in 64 bits)");
     return -value;
@@ -85,6 +87,7 @@ class Evaluator {
 
   int64_t parenthesized() {
     size_t open = pos_++;
+    Nested nested(*this, open);
     int64_t value = expr();
     if (peek() != ')') fail(open, "unbalanced '(': expected ')'");
     ++pos_;
@@ -136,9 +139,22 @@ class Evaluator {
 
   [[noreturn]] void fail(size_t at, std::string message) { throw Failure{{at, std::move(message), {}}}; }
 
+  // One level of parentheses or unary minus: each is a stack frame of this parser, so their depth
+  // is bounded.
+  struct Nested {
+    Nested(Evaluator& e, size_t at) : e_(e) {
+      if (++e_.depth_ > limits::kExpressionDepth)
+        e_.fail(at, fmt::format("the expression nests deeper than {} parentheses and unary minus signs",
+                                limits::kExpressionDepth));
+    }
+    ~Nested() { --e_.depth_; }
+    Evaluator& e_;
+  };
+
   std::string_view text_;
   const ParamScope& params_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -33,14 +33,21 @@ double overlap(const OpSample& a, const OpSample& b) {
   return std::max(0.0, std::min(a.end_ms, b.end_ms) - std::max(a.start_ms, b.start_ms));
 }
 
-// Device intervals of the ops for which `pick` is true, in one repetition.
-template <class Pick>
-double busy(const Experiment& exp, const RepetitionSample& rep, Pick pick) {
+// Device intervals of the ops `indices` (op indices), in one repetition.
+double busy(const RepetitionSample& rep, const std::vector<size_t>& indices) {
   std::vector<Interval> v;
-  for (size_t i = 0; i < exp.ops.size(); ++i)
-    if (pick(exp.ops[i]) && !std::isnan(rep.ops[i].start_ms)) v.emplace_back(rep.ops[i].start_ms, rep.ops[i].end_ms);
+  for (size_t i : indices)
+    if (!std::isnan(rep.ops[i].start_ms)) v.emplace_back(rep.ops[i].start_ms, rep.ops[i].end_ms);
   return v.empty() ? NAN : union_length(std::move(v));
 }
+
+// The ops with device work, grouped once: by stream, and by copy engine direction. Everything
+// below walks these groups, so that a figure costs what its ops number, not what the whole list
+// does (thousands of host ops, or of streams, must not make the report quadratic).
+struct OpGroups {
+  std::vector<std::vector<size_t>> by_stream;  // per stream index
+  std::vector<size_t> h2d, d2h, device;        // copy engines; every op with device work
+};
 
 // Copies between host and device use one copy engine per direction.
 enum class Engine { none, h2d, d2h };
@@ -51,6 +58,21 @@ Engine engine_of(const Experiment& exp, const Op& op) {
   return from_host && !to_host ? Engine::h2d : !from_host && to_host ? Engine::d2h : Engine::none;
 }
 
+OpGroups group_ops(const Experiment& exp) {
+  OpGroups g;
+  g.by_stream.resize(exp.streams.size());
+  for (size_t i = 0; i < exp.ops.size(); ++i) {
+    const Op& op = exp.ops[i];
+    if (!op.device_work) continue;
+    g.device.push_back(i);
+    if (op.stream >= 0) g.by_stream[op.stream].push_back(i);
+    Engine e = engine_of(exp, op);
+    if (e == Engine::h2d) g.h2d.push_back(i);
+    if (e == Engine::d2h) g.d2h.push_back(i);
+  }
+  return g;
+}
+
 double median_of(const RunRecord& run, auto per_rep) {
   std::vector<double> v;
   for (const auto& rep : run.reps) v.push_back(per_rep(rep));
@@ -59,33 +81,42 @@ double median_of(const RunRecord& run, auto per_rep) {
 }
 
 // The busiest stream or copy engine in one repetition: the full-overlap bound.
-std::pair<double, std::string> busiest(const Experiment& exp, const RepetitionSample& rep) {
+std::pair<double, std::string> busiest(const Experiment& exp, const OpGroups& g, const RepetitionSample& rep) {
   std::pair<double, std::string> best{NAN, ""};
   auto consider = [&](double v, std::string what) {
     if (!std::isnan(v) && !(v <= best.first)) best = {v, std::move(what)};
   };
   for (size_t s = 0; s < exp.streams.size(); ++s)
-    consider(busy(exp, rep, [&](const Op& op) { return op.stream == int(s); }), "stream " + exp.streams[s].name);
-  consider(busy(exp, rep, [&](const Op& op) { return engine_of(exp, op) == Engine::h2d; }), "H2D copy engine");
-  consider(busy(exp, rep, [&](const Op& op) { return engine_of(exp, op) == Engine::d2h; }), "D2H copy engine");
+    if (!g.by_stream[s].empty()) consider(busy(rep, g.by_stream[s]), "stream " + exp.streams[s].name);
+  consider(busy(rep, g.h2d), "H2D copy engine");
+  consider(busy(rep, g.d2h), "D2H copy engine");
   return best;
 }
 
-SpanBounds span_bounds(const Experiment& exp, const RunRecord& run) {
+SpanBounds span_bounds(const Experiment& exp, const OpGroups& g, const RunRecord& run) {
   SpanBounds b;
   if (device_span(run).n == 0) return b;
   b.sum_ms = median_of(run, [&](const RepetitionSample& rep) {
     double sum = 0;
-    for (const auto& s : rep.ops)
-      if (!std::isnan(s.start_ms)) sum += s.device_ms();
+    for (size_t i : g.device)
+      if (!std::isnan(rep.ops[i].start_ms)) sum += rep.ops[i].device_ms();
     return sum;
   });
-  b.busiest_ms = median_of(run, [&](const RepetitionSample& rep) { return busiest(exp, rep).first; });
-  b.busiest = busiest(exp, run.reps[run.reps.size() / 2]).second;
+  b.busiest_ms = median_of(run, [&](const RepetitionSample& rep) { return busiest(exp, g, rep).first; });
+  b.busiest = busiest(exp, g, run.reps[run.reps.size() / 2]).second;
   b.span_ms = device_span(run).median;
   if (b.sum_ms > b.busiest_ms) b.efficiency = (b.sum_ms - b.span_ms) / (b.sum_ms - b.busiest_ms);
   if (b.span_ms > 0) b.concurrency = b.sum_ms / b.span_ms;
   return b;
+}
+
+// |A and B| = |A| + |B| - |A or B|, with each stream's intervals merged first.
+double median_streams_overlap(const OpGroups& g, const RunRecord& run, int a, int b) {
+  std::vector<size_t> both = g.by_stream[a];
+  both.insert(both.end(), g.by_stream[b].begin(), g.by_stream[b].end());
+  return median_of(run, [&](const RepetitionSample& rep) {
+    return busy(rep, g.by_stream[a]) + busy(rep, g.by_stream[b]) - busy(rep, both);
+  });
 }
 
 }  // namespace
@@ -141,33 +172,20 @@ double median_overlap(const RunRecord& run, size_t a, size_t b) {
   return median_of(run, [&](const RepetitionSample& rep) { return overlap(rep.ops[a], rep.ops[b]); });
 }
 
-double median_stream_busy(const Experiment& exp, const RunRecord& run, int stream) {
-  return median_of(run, [&](const RepetitionSample& rep) {
-    return busy(exp, rep, [&](const Op& op) { return op.stream == stream && op.device_work; });
-  });
-}
-
-// |A and B| = |A| + |B| - |A or B|, with each stream's intervals merged first.
-double median_stream_overlap(const Experiment& exp, const RunRecord& run, int a, int b) {
-  return median_of(run, [&](const RepetitionSample& rep) {
-    auto in = [&](int s) { return [&exp, s](const Op& op) { return op.stream == s && op.device_work; }; };
-    double both = busy(exp, rep, [&](const Op& op) { return in(a)(op) || in(b)(op); });
-    return busy(exp, rep, in(a)) + busy(exp, rep, in(b)) - both;
-  });
-}
-
 namespace {
 
-void add_overlaps(const Experiment& exp, const RunRecord& run, RunFigures& f) {
-  size_t device_ops = std::count_if(exp.ops.begin(), exp.ops.end(), [](const Op& op) { return op.device_work; });
-  f.op_pairs_skipped = device_ops > kMaxOpsForPairs;
-  for (size_t a = 0; a < exp.ops.size() && !f.op_pairs_skipped; ++a)
-    for (size_t b = a + 1; b < exp.ops.size(); ++b)
+// Op pairs only among ops with device work, and only while they are few (pairs grow as n^2).
+void add_overlaps(const Experiment& exp, const OpGroups& g, const RunRecord& run, RunFigures& f) {
+  f.op_pairs_skipped = g.device.size() > kMaxOpsForPairs;
+  for (size_t x = 0; x < g.device.size() && !f.op_pairs_skipped; ++x)
+    for (size_t y = x + 1; y < g.device.size(); ++y) {
+      size_t a = g.device[x], b = g.device[y];
       if (exp.ops[a].stream != exp.ops[b].stream)
         if (double o = median_overlap(run, a, b); o > 0) f.overlaps.push_back({a, b, o});
+    }
   for (size_t i = 0; i < f.streams.size(); ++i)
     for (size_t j = i + 1; j < f.streams.size(); ++j) {
-      double o = median_stream_overlap(exp, run, f.streams[i].stream, f.streams[j].stream);
+      double o = median_streams_overlap(g, run, f.streams[i].stream, f.streams[j].stream);
       if (o > 0) f.stream_overlaps.push_back({size_t(f.streams[i].stream), size_t(f.streams[j].stream), o});
     }
 }
@@ -184,10 +202,14 @@ RunFigures run_figures(const Experiment& exp, const RunRecord& run) {
   }
   for (size_t i = 0; i < exp.ops.size(); ++i)
     if (!exp.ops[i].body.empty()) graph_figures(exp, run, i, f.ops[i]);
-  for (size_t s = 0; s < exp.streams.size(); ++s)
-    if (double b = median_stream_busy(exp, run, int(s)); !std::isnan(b)) f.streams.push_back({int(s), b});
-  add_overlaps(exp, run, f);
-  f.bounds = span_bounds(exp, run);
+  const OpGroups groups = group_ops(exp);
+  for (size_t s = 0; s < exp.streams.size(); ++s) {
+    if (groups.by_stream[s].empty()) continue;
+    double b = median_of(run, [&](const RepetitionSample& rep) { return busy(rep, groups.by_stream[s]); });
+    if (!std::isnan(b)) f.streams.push_back({int(s), b});
+  }
+  add_overlaps(exp, groups, run, f);
+  f.bounds = span_bounds(exp, groups, run);
   return f;
 }
 

@@ -63,8 +63,6 @@ Summary device_span(const RunRecord& run);  // n = 0 when no device op was timed
 
 // Medians over the timed repetitions (NaN when not measured).
 double median_overlap(const RunRecord& run, size_t a, size_t b);
-double median_stream_busy(const Experiment& exp, const RunRecord& run, int stream);
-double median_stream_overlap(const Experiment& exp, const RunRecord& run, int a, int b);
 
 // The samples of one op field over the timed repetitions, e.g. samples(run, i, &OpSample::issue_ms).
 std::vector<double> samples(const RunRecord& run, size_t op, double OpSample::*field);

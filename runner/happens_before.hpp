@@ -7,7 +7,7 @@
 // Vector clocks with one component per stream: clock[t] = how many of stream t's ops are known
 // to be done. Stream order makes "op k of t is done" imply "ops 0..k-1 of t are done", so one
 // number per stream says everything, and each op costs O(streams): the whole walk is linear in
-// ops x streams. The host's knowledge is one more clock (what its syncs have waited for).
+// ops x streams (the legacy stream's barriers and device synchronizes included). The host's knowledge is one more clock (what its syncs have waited for).
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -67,12 +67,20 @@ class HappensBefore {
  private:
   bool blocking(int stream) const;
   void join(Clock& into, const Clock& from) const;
+  Clock& clock_of(int stream);     // the stream's clock, made when the stream is first used
+  void changed(int stream);        // folds a stream's new clock into the running joins below
 
   const Experiment& exp_;
   int op_ = -1;
   IssueEffects effects_;
   Clock host_;
-  std::vector<Clock> stream_;       // per stream: done once its last issued op is done
+  // Per stream: done once its last issued op is done. Empty until the stream is first used, so
+  // that walking a graph's body costs what the body uses, not streams x streams.
+  std::vector<Clock> stream_;
+  // The join of every blocking stream's clock, and of every stream's: what a legacy-stream op and
+  // a device synchronize wait for. Kept up to date as clocks change (they only grow), so those
+  // ops cost O(streams) rather than O(streams^2).
+  Clock blocking_join_, all_join_;
   std::vector<std::vector<int>> stream_ops_;  // per stream: op index of each stream-ordered op
   std::vector<Clock> event_;        // per event: the work its last record captured
   std::vector<int> record_op_;      // per event: the op that last recorded it (-1: none)

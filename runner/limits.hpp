@@ -17,6 +17,7 @@ inline constexpr int kIncludedFiles = 64;                  // headers included b
 // --- nesting (each level is a stack frame of a recursive parser) ---
 inline constexpr int kExpressionDepth = 200;  // parentheses and unary operators in one expression
 inline constexpr int kBlockDepth = 16;        // loops and graphs nested in one another
+inline constexpr size_t kExpectationChars = 4096;  // one line of `expect:`
 
 // --- the YAML document ---
 // Nodes after expanding aliases (`*name`): an alias repeats its anchor's whole subtree, so a few
@@ -31,6 +32,10 @@ inline constexpr int64_t kArray = 4096;    // elements of one `array:`
 
 // --- the op list ---
 inline constexpr int64_t kExpandedOps = 100'000;  // after loops, graph bodies included
+// Bodies repeated by loops, in all (nested loops multiply): a body that adds no op still costs a
+// pass, and ten billion of them would never end.
+inline constexpr int64_t kLoopIterations = 1'000'000;
+inline constexpr int64_t kRepeatsPerOp = 1'000'000;  // a graph's `replays`, a launch's `times`
 // Operations issued in one repetition: each op once, a graph's body ops `replays` times, a
 // launch `times` times. The host backend performs every one of them.
 inline constexpr int64_t kIssuedPerRepetition = 10'000'000;

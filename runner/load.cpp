@@ -9,9 +9,12 @@
 
 #include "ops/user_kernel.hpp"
 #include "runner/checks.hpp"
+#include "runner/environment.hpp"
 #include "runner/expect.hpp"
+#include "runner/limits.hpp"
 #include "runner/load_context.hpp"
 #include "runner/suggest.hpp"
+#include "runner/yaml_document.hpp"
 
 namespace streamlab {
 namespace {
@@ -86,32 +89,41 @@ void load_streams(LoadContext& ctx, const YAML::Node& node) {
       s.non_blocking = ctx.choice(r.get("flags"), "stream flags", {"blocking", "non-blocking"}).value_or(0) == 1;
     if (r.has("priority")) s.priority = ctx.integer(r.get("priority"), "stream priority");
     for (const auto& name : array_names(ctx, r, s.name)) {
+      if (!ctx.room_for(it->first, ctx.exp.streams, limits::kStreams, "streams")) break;
       s.name = name;
       ctx.exp.streams.push_back(s);
     }
   }
 }
 
-// NAME: value; names as the shell takes them, values strings or numbers.
+// NAME: value, each NAME one of the settings an experiment may change (environment.hpp), once.
+void load_env_entry(LoadContext& ctx, const YAML::Node& key, const YAML::Node& value) {
+  std::string name = key.IsScalar() ? key.Scalar() : "";
+  const EnvSetting* setting = find_env_setting(name);
+  if (!setting) {
+    std::vector<std::string> names;
+    for (const EnvSetting& s : env_settings()) names.emplace_back(s.name);
+    return ctx.error(key, fmt::format("env: {} is not a variable an experiment may set{} (it may set: {}); library "
+                                      "paths and loader settings come from the environment streamlab is started in",
+                                      describe_node(key), did_you_mean(name, names), join(names)));
+  }
+  auto earlier = std::find_if(ctx.exp.env.begin(), ctx.exp.env.end(), [&](const auto& v) { return v.first == name; });
+  if (earlier != ctx.exp.env.end()) return ctx.error(key, fmt::format("env: {} is set twice", name));
+  if (!value.IsScalar())
+    return ctx.error(value, fmt::format("env: {} needs a value ({}), got {}", name, setting->values, describe_node(value)));
+  if (!setting->valid(value.Scalar()))
+    return ctx.error(value, fmt::format("env: {}: {} is not a valid value; expected {}", name, describe_node(value),
+                                        setting->values));
+  ctx.exp.env.emplace_back(name, value.Scalar());
+}
+
 void load_env(LoadContext& ctx, const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return;
   if (!node.IsMap()) {
     ctx.error(node, fmt::format("env: expected a mapping {{NAME: value}}, got {}", describe_node(node)));
     return;
   }
-  for (auto it = node.begin(); it != node.end(); ++it) {
-    std::string name = it->first.IsScalar() ? it->first.Scalar() : "";
-    if (!is_identifier(name)) {
-      ctx.error(it->first, fmt::format("env: {} is not a variable name (letters, digits and '_')", describe_node(it->first)));
-      continue;
-    }
-    if (!it->second.IsScalar()) {
-      ctx.error(it->second, fmt::format("env: {} needs a value (a string or a number), got {}", name,
-                                        describe_node(it->second)));
-      continue;
-    }
-    ctx.exp.env.emplace_back(name, it->second.Scalar());
-  }
+  for (auto it = node.begin(); it != node.end(); ++it) load_env_entry(ctx, it->first, it->second);
 }
 
 void load_events(LoadContext& ctx, const YAML::Node& node) {
@@ -136,6 +148,7 @@ void load_events(LoadContext& ctx, const YAML::Node& node) {
         read(flags);
     }
     for (const auto& name : array_names(ctx, r, e.name)) {
+      if (!ctx.room_for(it->first, ctx.exp.events, limits::kEvents, "events")) break;
       e.name = name;
       ctx.exp.events.push_back(e);
     }
@@ -197,11 +210,8 @@ Experiment load_string(std::string_view text, const std::string& file, const Loa
   exp.source = std::string(text);
   Diagnostics diags;
   LoadContext ctx(exp, diags);
-  try {
-    load_top(ctx, YAML::Load(exp.source), options);
-  } catch (const YAML::ParserException& e) {
-    diags.error({file, e.mark.line + 1, e.mark.column + 1}, "malformed YAML: " + e.msg);
-  }
+  YAML::Node root = parse_document(exp.source, file, diags);
+  if (!diags.has_errors()) load_top(ctx, root, options);
   if (diags.has_errors()) {
     std::string formatted = format_diagnostics(diags, exp.source);  // before diags is moved from
     throw InvalidExperiment(std::move(formatted), std::move(diags));

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/limits.hpp"
 #include "runner/load_context.hpp"
 
 namespace streamlab {
@@ -21,6 +22,8 @@ std::pair<double, double> type_range(ElemType t) {
     case ElemType::int64: return {-9223372036854775808.0, 9223372036854775807.0};
     case ElemType::uint8: return {0.0, 255.0};
     case ElemType::float16: return {-65504.0, 65504.0};
+    case ElemType::float32: return {-3.4028234663852886e38, 3.4028234663852886e38};
+    case ElemType::bfloat16: return {-3.3895313892515355e38, 3.3895313892515355e38};
     default: return {-std::numeric_limits<double>::max(), std::numeric_limits<double>::max()};
   }
 }
@@ -99,6 +102,17 @@ std::optional<int64_t> checked_bytes(LoadContext& ctx, const YAML::Node& at, Buf
   return bytes;
 }
 
+// A float sequence must end inside its type's range too (its last element would be infinity);
+// integer sequences wrap around, as C's conversions do.
+void check_sequence_end(LoadContext& ctx, const YAML::Node& at, const Buffer& b) {
+  if (b.init.kind != InitSpec::Kind::sequence || !is_float(b.type) || b.count < 1) return;
+  double last = b.init.value + b.init.step * static_cast<double>(b.count - 1);
+  auto [lo, hi] = type_range(b.type);
+  if (!(last >= lo && last <= hi))
+    ctx.error(at, fmt::format("init sequence: its last element, {} + {} x {}, does not fit in {}", b.init.value,
+                              b.init.step, b.count - 1, elem_type_name(b.type)));
+}
+
 void load_extent(LoadContext& ctx, MapReader& r, Buffer& b) {
   if (r.has("shape") == r.has("count")) {
     ctx.error(r.node(), fmt::format("buffer '{}' needs exactly one of 'shape' or 'count'", b.name));
@@ -135,6 +149,7 @@ void load_buffer(LoadContext& ctx, const YAML::Node& key, const YAML::Node& valu
   MapReader r(ctx, value, fmt::format("buffer '{}'", b.name), {"type", "memory", "shape?", "count?", "init?", "array?"});
   // Declared even when invalid, so that uses of the name are not reported as unknown; a size of
   // 0 bytes tells later checks that this buffer already has an error.
+  if (!ctx.room_for(key, ctx.exp.buffers, limits::kBuffers, "buffers")) return;
   if (!r.ok()) {
     ctx.exp.buffers.push_back(std::move(b));
     return;
@@ -143,9 +158,11 @@ void load_buffer(LoadContext& ctx, const YAML::Node& key, const YAML::Node& valu
   b.memory = static_cast<MemoryKind>(ctx.choice(r.require("memory"), "memory", kMemory).value_or(0));
   load_extent(ctx, r, b);
   if (r.has("init")) load_init(ctx, r.get("init"), b);
+  if (r.has("init")) check_sequence_end(ctx, r.get("init"), b);
   // Elements of an array are alike, but random ones each get their own seed (seed + index): with
   // one seed, a copy into the wrong element would pass every check.
   for (const auto& name : array_names(ctx, r, b.name)) {
+    if (!ctx.room_for(key, ctx.exp.buffers, limits::kBuffers, "buffers")) break;
     b.name = name;
     ctx.exp.buffers.push_back(b);
     ++b.init.seed;

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "ops/op.hpp"
 #include "runner/findings.hpp"
+#include "runner/limits.hpp"
 #include "runner/suggest.hpp"
 
 namespace streamlab {
@@ -22,22 +24,24 @@ void LoadContext::error(const YAML::Node& node, std::string message) {
   diags.error(loc(node), std::move(message));
 }
 
-// 1 to this many elements in an `array:` of streams or buffers.
-constexpr int64_t kMaxArray = 4096;
-
 
 // With `array: E`, the names NAME[0] .. NAME[E-1]; without, NAME alone.
 std::vector<std::string> array_names(LoadContext& ctx, MapReader& r, const std::string& name) {
   if (!r.has("array")) return {name};
   auto size = ctx.integer(r.get("array"), "array");
   if (!size) return {};
-  if (*size < 1 || *size > kMaxArray) {
-    ctx.error(r.get("array"), fmt::format("array: {} elements; expected 1..{}", *size, kMaxArray));
+  if (*size < 1 || *size > limits::kArray) {
+    ctx.error(r.get("array"), fmt::format("array: {} elements; expected 1..{}", *size, limits::kArray));
     return {};
   }
   std::vector<std::string> names;
   for (int64_t i = 0; i < *size; ++i) names.push_back(fmt::format("{}[{}]", name, i));
   return names;
+}
+
+BlockLevel::BlockLevel(LoadContext& ctx, const YAML::Node& at) : ctx_(ctx), ok_(++ctx.block_depth <= limits::kBlockDepth) {
+  if (!ok_)
+    ctx.error(at, fmt::format("loops and graphs nest deeper than {} levels here", limits::kBlockDepth));
 }
 
 bool is_identifier(const std::string& s) {
@@ -79,7 +83,11 @@ std::optional<double> LoadContext::number(const YAML::Node& node, std::string_vi
     const std::string& text = node.Scalar();
     char* end = nullptr;
     double d = std::strtod(text.c_str(), &end);
-    if (!text.empty() && end == text.c_str() + text.size()) return d;
+    if (!text.empty() && end == text.c_str() + text.size()) {
+      if (std::isfinite(d)) return d;
+      error(node, fmt::format("{}: {} is not a finite number", what, describe_node(node)));
+      return std::nullopt;
+    }
   }
   error(node, fmt::format("{}: expected a number or an integer expression, got {}", what, describe_node(node)));
   return std::nullopt;

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -50,10 +51,42 @@ class LoadContext {
   // Params whose own expression was invalid (already reported): expressions using them are
   // not reported again.
   std::set<std::string, std::less<>> broken_params;
+  // Every op id given so far (graph bodies included), with its line: ids are unique in the whole
+  // experiment, and checking that must not cost a scan of every earlier op.
+  std::unordered_map<std::string, int> op_ids;
+  int block_depth = 0;            // loops and graphs open around the op being read
+  int64_t loop_iterations = 0;    // bodies repeated by loops so far, in all
+  int64_t expanded_ops = 0;       // ops read so far, graph bodies included
+
+  // Declares one more of `items` (streams, events, buffers) at `node`: false, reported once, past
+  // `limit`.
+  template <class T>
+  bool room_for(const YAML::Node& node, const std::vector<T>& items, int64_t limit, std::string_view what) {
+    if (static_cast<int64_t>(items.size()) < limit) return true;
+    if (full_.insert(std::string(what)).second)
+      error(node, fmt::format("more than {} {}: an experiment declares at most {}", limit, what, limit));
+    return false;
+  }
 
  private:
   template <class T>
   std::optional<int> lookup(const YAML::Node& node, std::string_view kind, const std::vector<T>& items);
+  std::set<std::string> full_;  // kinds of declarations whose limit was reported
+};
+
+// One level of loops or graphs around the ops being read: false, reported, past
+// limits::kBlockDepth (each level is a stack frame of load).
+class BlockLevel {
+ public:
+  BlockLevel(LoadContext& ctx, const YAML::Node& at);
+  ~BlockLevel() { --ctx_.block_depth; }
+  BlockLevel(const BlockLevel&) = delete;
+  BlockLevel& operator=(const BlockLevel&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  LoadContext& ctx_;
+  bool ok_;
 };
 
 // Reads one YAML mapping, knowing which keys it accepts: unknown keys (with a suggestion),

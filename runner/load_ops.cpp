@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ops/op.hpp"
+#include "runner/limits.hpp"
 #include "runner/load_context.hpp"
 #include "runner/suggest.hpp"
 
@@ -35,7 +36,7 @@ const std::vector<std::string>& op_keys(const OpKind& kind) {
 }
 
 // `prefix`: the graph whose body the op is in ("g."), empty at the top level.
-void read_id(MapReader& r, Op& op, int number, const std::vector<Op>& siblings, std::string_view prefix) {
+void read_id(MapReader& r, Op& op, int number, std::string_view prefix) {
   op.id = fmt::format("{}{}#{}", prefix, op.kind->name, number);
   if (!r.has("id")) return;
   auto id = r.ctx.indexed_name(r.get("id"), "id");  // `k[i]` in a loop
@@ -45,21 +46,19 @@ void read_id(MapReader& r, Op& op, int number, const std::vector<Op>& siblings, 
                                          "optional [index])", *id));
     return;
   }
-  for (const std::vector<Op>* list : {&std::as_const(r.ctx.exp.ops), &siblings})
-    for (const Op& earlier : *list)
-      if (earlier.id == *id) {
-        r.ctx.error(r.get("id"), fmt::format("op id '{}' is used twice (first at line {})", *id, earlier.loc.line));
-        return;
-      }
+  auto [earlier, fresh] = r.ctx.op_ids.try_emplace(*id, op.loc.line);
+  if (!fresh) {
+    r.ctx.error(r.get("id"), fmt::format("op id '{}' is used twice (first at line {})", *id, earlier->second));
+    return;
+  }
   op.id = *id;
 }
 
 void load_op(LoadContext& ctx, const YAML::Node& item, std::vector<Op>& out, std::string_view prefix);
 
-constexpr int64_t kMaxExpandedOps = 100'000;
-
 // `- loop: {var: i, count: E, ops: [...]}`: the body once per value 0 .. E-1 of `var`, a param
-// inside it; loops nest.
+// inside it; loops nest. Every repetition of a body counts towards limits::kLoopIterations,
+// whether or not it adds ops.
 void load_loop(LoadContext& ctx, const YAML::Node& body, std::vector<Op>& out, std::string_view prefix) {
   MapReader r(ctx, body, "loop", {"var", "count", "ops"});
   if (!r.ok()) return;
@@ -72,17 +71,23 @@ void load_loop(LoadContext& ctx, const YAML::Node& body, std::vector<Op>& out, s
                                         "is not an identifier"));
     return;
   }
-  if (*count < 0 || static_cast<int64_t>(ctx.exp.ops.size() + out.size()) + *count > kMaxExpandedOps) {
-    ctx.error(r.get("count"), fmt::format("loop count {}; expected 0 or more, and at most {} ops in all", *count,
-                                          kMaxExpandedOps));
+  if (*count < 0 || *count > limits::kExpandedOps) {
+    ctx.error(r.get("count"), fmt::format("loop count {}; expected 0 to {}", *count, limits::kExpandedOps));
     return;
   }
   if (!ops.IsSequence()) {
     ctx.error(ops, fmt::format("loop ops: expected a list of ops, got {}", describe_node(ops)));
     return;
   }
+  BlockLevel level(ctx, body);
+  if (!level.ok()) return;
   size_t errors = ctx.diags.items().size();
   for (int64_t v = 0; v < *count; ++v) {
+    if (++ctx.loop_iterations > limits::kLoopIterations) {
+      ctx.error(r.get("count"), fmt::format("loops repeat their bodies more than {} times in all (count x body, "
+                                            "nested loops multiplied)", limits::kLoopIterations));
+      break;
+    }
     ctx.params[*var] = v;
     for (const auto& item : ops) load_op(ctx, item, out, prefix);
     if (ctx.diags.items().size() > errors) break;  // the same mistake once, not once per iteration
@@ -101,6 +106,12 @@ void load_op(LoadContext& ctx, const YAML::Node& item, std::vector<Op>& out, std
   auto entry = *item.begin();
   std::string name = entry.first.IsScalar() ? entry.first.Scalar() : "";
   if (name == "loop") return load_loop(ctx, entry.second, out, prefix);
+  if (++ctx.expanded_ops > limits::kExpandedOps) {
+    if (ctx.expanded_ops == limits::kExpandedOps + 1)
+      ctx.error(item, fmt::format("more than {} ops, with loops expanded and graph bodies counted: an experiment "
+                                  "has at most {}", limits::kExpandedOps, limits::kExpandedOps));
+    return;
+  }
   const OpKind* kind = find_op_kind(name);
   if (!kind) {
     ctx.error(entry.first, fmt::format("unknown op '{}'{} (ops: {}; and loop)", name, did_you_mean(name, op_names()),
@@ -112,7 +123,7 @@ void load_op(LoadContext& ctx, const YAML::Node& item, std::vector<Op>& out, std
   op.loc = ctx.loc(entry.first);
   MapReader r(ctx, entry.second, fmt::format("op '{}'", name), op_keys(*kind));
   if (!r.ok()) return;
-  read_id(r, op, number, out, prefix);
+  read_id(r, op, number, prefix);
   kind->parse(r, op);
   op.allow = read_allow(r);
   out.push_back(std::move(op));
@@ -124,6 +135,7 @@ void check_lifetimes(LoadContext& ctx) {
   for (size_t i = 0; i < exp.ops.size(); ++i) {
     std::vector<int> reported;  // an op may read and write one buffer: one error
     for (const Access& a : exp.ops[i].kind->accesses(exp, exp.ops[i])) {
+      if (!a.range.valid()) continue;  // a name already reported unknown
       const Buffer& b = exp.buffers[a.range.buffer];
       int at = static_cast<int>(i);
       if (b.alloc_op < 0 || (at > b.alloc_op && (b.free_op < 0 || at < b.free_op))) continue;
@@ -155,6 +167,23 @@ void check_graph_events(LoadContext& ctx) {
   }
 }
 
+// What one repetition issues: each op once, a graph's body and a launch's `times` as often as they
+// repeat. The host backend performs every one of them, so their number is bounded.
+void check_issued(LoadContext& ctx) {
+  int64_t issued = 0;
+  for (const Op& op : ctx.exp.ops) {
+    int64_t per_replay = 0;
+    for (const Op& b : op.body) per_replay += b.replays;
+    issued += op.body.empty() ? op.replays : op.replays * per_replay;  // both bounded: no overflow
+    if (issued > limits::kIssuedPerRepetition) {
+      ctx.diags.error(op.loc, fmt::format("with this op, one repetition issues more than {} operations (graph replays "
+                                          "x their ops, launch `times`): the most a repetition may issue",
+                                          limits::kIssuedPerRepetition));
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 void load_ops(LoadContext& ctx, const YAML::Node& node) {
@@ -164,6 +193,7 @@ void load_ops(LoadContext& ctx, const YAML::Node& node) {
     return;
   }
   for (const auto& item : node) load_op(ctx, item, ctx.exp.ops, "");
+  check_issued(ctx);
   check_lifetimes(ctx);
   check_graph_events(ctx);
 }

@@ -50,8 +50,8 @@ expect run-allow-races 0 'running despite 1 error \(--allow-races\)' -- "$bin" r
 expect json-diagnostics 0 '"code": "race",' -- "$bin" run experiments/races/r1_missing_event.yaml --backend host --set N=1024 --json -
 expect html-diagnostics 0 "<td class='pass'>error \(acknowledged\)</td><td>race</td>" -- "$bin" run experiments/races/r1_missing_event.yaml --backend host --set N=1024 --html -
 expect list-diagnostics 0 '^  use-after-free +error ' -- "$bin" list
-expect env 0 'env: LD_STREAMLAB_TEST=yes \(from the experiment' -- "$bin" run tests/data/env.yaml --backend host
-expect env-bad 2 'env: STREAMLAB_X needs a value' -- "$bin" run tests/bad/69_env_not_scalar.yaml --backend host
+expect env 0 'env: CUBLAS_WORKSPACE_CONFIG=:4096:8 \(from the experiment' -- "$bin" run tests/data/env.yaml --backend host
+expect env-bad 2 'env: CUDA_DEVICE_MAX_CONNECTIONS needs a value' -- "$bin" run tests/bad/69_env_not_scalar.yaml --backend host
 expect unknown-command 2 "unknown command 'rnu'; did you mean 'run'\?" -- "$bin" rnu
 expect bad-backend 2 'backend' -- "$bin" run experiments/01_one_transpose.yaml --backend gpu
 expect run-host-pass 0 'PASS  transpose\(h_in -> h_out\)' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=64

@@ -158,8 +158,10 @@ ops:
 }
 
 TEST_CASE("load: env keeps its variables in order, values as written") {
-  Experiment e = load_string("name: e\nenv: {CUDA_DEVICE_MAX_CONNECTIONS: 1, B: text}\nops: []\n", "e.yaml");
-  CHECK(e.env == std::vector<std::pair<std::string, std::string>>{{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}, {"B", "text"}});
+  Experiment e = load_string("name: e\nenv: {CUDA_DEVICE_MAX_CONNECTIONS: 1, CUBLAS_WORKSPACE_CONFIG: ':4096:8'}\nops: []\n",
+                             "e.yaml");
+  CHECK(e.env == std::vector<std::pair<std::string, std::string>>{{"CUDA_DEVICE_MAX_CONNECTIONS", "1"},
+                                                                  {"CUBLAS_WORKSPACE_CONFIG", ":4096:8"}});
 }
 
 TEST_CASE("load: arrays of streams and buffers, and loops expanded with their variable as a param") {
