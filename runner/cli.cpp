@@ -97,14 +97,35 @@ RunOptions run_options(const Experiment& exp, const RunArgs& args, const Backend
   return o;
 }
 
-// Writes each report asked for; a report sent to stdout replaces the console report there.
-void write_reports(const Experiment& exp, const RunRecord& record, const RunArgs& args) {
-  bool to_stdout = args.json == "-" || args.csv == "-" || args.trace == "-" || args.html == "-";
-  if (!to_stdout) std::cout << format_console_report(exp, record) << std::flush;
-  if (!args.json.empty()) write_output_file(args.json, format_json(exp, record));
-  if (!args.csv.empty()) write_output_file(args.csv, format_csv(exp, record));
-  if (!args.trace.empty()) write_output_file(args.trace, format_trace(exp, record));
-  if (!args.html.empty()) write_output_file(args.html, format_html(exp, record));
+// The report options, in the order their reports are formatted and written.
+struct ReportOption {
+  const char* option;
+  std::string RunArgs::*path;
+  std::string (*format)(const Experiment&, const RunRecord&);
+};
+const ReportOption kReportOptions[] = {{"--json", &RunArgs::json, format_json},
+                                       {"--csv", &RunArgs::csv, format_csv},
+                                       {"--trace", &RunArgs::trace, format_trace},
+                                       {"--html", &RunArgs::html, format_html}};
+
+// The report paths, checked before the experiment is loaded: a path that cannot be written must
+// not cost a run, and no report may replace the experiment it reports on.
+OutputPlan output_plan(const RunArgs& args) {
+  std::vector<OutputRequest> requests;
+  for (const auto& r : kReportOptions)
+    if (!(args.*r.path).empty()) requests.push_back({r.option, args.*r.path});
+  return OutputPlan(std::move(requests), {{"the experiment file", args.file}});
+}
+
+// Writes every report asked for, all or none; a report sent to stdout replaces the console report
+// there.
+void write_reports(const Experiment& exp, const RunRecord& record, const OutputPlan& plan) {
+  if (!plan.writes_stdout()) std::cout << format_console_report(exp, record) << std::flush;
+  std::vector<std::string> texts;
+  for (const auto& request : plan.requests())
+    for (const auto& r : kReportOptions)
+      if (request.option == r.option) texts.push_back(r.format(exp, record));
+  plan.commit(texts);
 }
 
 // "repetition 12 of 23" on stderr, rewritten in place, once a run has taken a second; only on a
@@ -137,6 +158,7 @@ Findings refuse_on_findings(const Experiment& exp, const RunArgs& args) {
 }
 
 int cmd_run(const RunArgs& args) {
+  OutputPlan plan = output_plan(args);
   Experiment exp = load_file(args.file, load_options(args.sets));
   Findings findings = refuse_on_findings(exp, args);
   apply_environment(exp);
@@ -147,7 +169,7 @@ int cmd_run(const RunArgs& args) {
   auto env = environment_notes(exp);
   record.notes.insert(record.notes.begin(), env.begin(), env.end());
   record.diagnostics = std::move(findings);
-  write_reports(exp, record, args);
+  write_reports(exp, record, plan);
   return record.checks_passed() && record.expectations_held() ? kExitOk : kExitCheckFailed;
 }
 

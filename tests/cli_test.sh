@@ -63,8 +63,43 @@ expect expectation-fails 1 'FAIL  N > 100' -- "$bin" run "$out.yaml" --backend h
 rm -f "$out.yaml"
 expect json-stdout 0 '^  "schema_version": 1,' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --json -
 expect csv-stdout 0 '^1,1,2,transpose,launch,legacy,24,' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --csv -
-expect json-unwritable 3 "cannot write 'no/such/dir/r.json': No such file or directory" -- \
-  "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --json no/such/dir/r.json
+
+# Report outputs (issue 13): refused before the run (exit 2), written only after it, all or none.
+exp=experiments/01_one_transpose.yaml
+dir=$(mktemp -d)
+cp $exp "$dir/exp.yaml"
+mkdir "$dir/x"
+expect json-unwritable 2 "^streamlab: error: --json no/such/dir/r.json: its folder 'no/such/dir' does not exist$" -- \
+  "$bin" run $exp --backend host --set N=8 --json no/such/dir/r.json
+expect stdout-twice 2 '^streamlab: error: --csv -: also the output of --json; only one report can go to - \(stdout\)$' -- \
+  "$bin" run $exp --backend host --set N=8 --json - --csv -
+expect outputs-before-load 2 '^streamlab: error: --csv -: also the output of --json' -- \
+  "$bin" run tests/bad/30_many_problems.yaml --backend host --json - --csv -
+expect same-path-twice 2 "^streamlab: error: --html $dir/x/../r.json: also the path of --json$" -- \
+  "$bin" run $exp --backend host --set N=8 --json "$dir/r.json" --html "$dir/x/../r.json"
+mkfifo "$dir/fifo"
+expect fifo-output 2 "^streamlab: error: --trace $dir/fifo: not a regular file \(a FIFO\); streamlab writes reports only" -- \
+  timeout 10 "$bin" run $exp --backend host --set N=8 --trace "$dir/fifo"
+expect device-output 2 '^streamlab: error: --csv /dev/null: not a regular file \(a character device\)' -- \
+  "$bin" run $exp --backend host --set N=8 --csv /dev/null
+expect experiment-as-output 2 "^streamlab: error: --json $dir/exp.yaml: that is the experiment file" -- \
+  "$bin" run "$dir/exp.yaml" --backend host --set N=8 --json "$dir/exp.yaml"
+expect experiment-unchanged 0 '^same$' -- bash -c "cmp $exp '$dir/exp.yaml' && echo same"
+echo precious >"$dir/victim"
+ln -s "$dir/victim" "$dir/link.json"
+expect symlink-output 2 "^streamlab: error: --json $dir/link.json: not a regular file \(a symbolic link\)" -- \
+  "$bin" run $exp --backend host --set N=8 --json "$dir/link.json"
+expect symlink-destination-unchanged 0 '^precious$' -- cat "$dir/victim"
+expect all-problems 2 "^streamlab: error: --html -: also the output of --csv; only one" -- \
+  "$bin" run $exp --backend host --set N=8 --json "$dir/link.json" --csv - --html -
+rm -rf "$dir/fifo" "$dir/victim" "$dir/link.json" "$dir/exp.yaml" "$dir/x"
+expect reports-written 0 'PASS  transpose' -- \
+  "$bin" run $exp --backend host --set N=8 --json "$dir/r.json" --csv "$dir/r.csv"
+expect reports-only-targets 0 '^r\.csv r\.json $' -- bash -c "ls -A '$dir' | tr '\n' ' '; echo"
+expect reports-after-failed-check 1 'FAIL  transpose' -- \
+  "$bin" run tests/data/short_grid.yaml --backend host --html "$dir/fail.html"
+expect report-of-failed-check 0 '<html' -- cat "$dir/fail.html"
+rm -rf "$dir"
 
 # NVTX: a range per op, named by its id, around its call (an injection library logs them).
 if [[ -n $nvtx_probe ]]; then
@@ -99,6 +134,10 @@ if ! "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32 >/de
     "$bin" run experiments/01_one_transpose.yaml --set N=32
   expect cuda-missing 3 'streamlab: error: --backend cuda: no CUDA device' -- \
     "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32
+  # A run that fails writes no report.
+  expect failed-run-no-report 3 'no CUDA device' -- \
+    "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32 --json "$out.failed.json"
+  expect failed-run-no-report-file 0 '^absent$' -- bash -c "test -e '$out.failed.json' || echo absent"
 else
   expect cuda-run 0 'backend   cuda: ' -- "$bin" run experiments/01_one_transpose.yaml --set N=32
   expect cuda-fail 1 'FAIL  transpose' -- "$bin" run tests/data/short_grid.yaml --backend cuda

@@ -7,7 +7,6 @@
 
 #include "runner/backend.hpp"
 #include "runner/figures.hpp"
-#include "runner/output_file.hpp"
 #include "runner/report_console.hpp"
 #include "runner/report_files.hpp"
 #include "tests/test_support.hpp"
@@ -97,20 +96,4 @@ TEST_CASE("figures: bandwidth, stream busy time, overlap and the bounds of the s
   CHECK(f.bounds.span_ms == doctest::Approx(1.2));
   CHECK(f.bounds.efficiency == doctest::Approx(0.6));
   CHECK(f.bounds.concurrency == doctest::Approx(1.25));
-}
-
-TEST_CASE("reports: output files are written whole, or not at all") {
-  auto dir = std::filesystem::temp_directory_path() / ("streamlab_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  auto file = (dir / "out.json").string();
-  write_output_file(file, "first");
-  write_output_file(file, "second");
-  CHECK(read_text(file) == "second");
-  CHECK_THROWS_WITH_AS(write_output_file((dir / "missing/out.json").string(), "x"),
-                       doctest::Contains("missing/out.json': No such file or directory"), RunError);
-  CHECK_THROWS_WITH_AS(write_output_file(dir.string(), "x"), doctest::Contains("': it is a directory"), RunError);
-  size_t files = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
-  CHECK(files == 1);  // no temporary file left behind
-  std::filesystem::remove_all(dir);
 }
