@@ -2,6 +2,7 @@
 // problems and carries on, so the user gets every problem of the file in one run.
 #include "runner/load.hpp"
 
+#include <cerrno>
 #include <fstream>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include "runner/expect.hpp"
 #include "runner/limits.hpp"
 #include "runner/load_context.hpp"
+#include "runner/safe_file.hpp"
 #include "runner/suggest.hpp"
 #include "runner/yaml_document.hpp"
 
@@ -220,16 +222,21 @@ Experiment load_string(std::string_view text, const std::string& file, const Loa
 }
 
 Experiment load_file(const std::string& path, const LoadOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  FileRead file = read_experiment_file(path);  // a FIFO or a device is refused, not waited on or read for ever
+  if (!file.ok()) {
     Diagnostics diags;
-    diags.error({path, 0, 0}, "cannot read the experiment file (does it exist?)");
+    diags.error({path, 0, 0}, file.error == ENOENT ? "cannot read the experiment file (does it exist?)"
+                                                   : "the experiment file " + file.refusal);
     std::string text = format_diagnostics(diags, "");
     throw InvalidExperiment(std::move(text), std::move(diags));
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return load_string(text.str(), path, options);
+  try {
+    return load_string(file.text, path, options);
+  } catch (const InvalidExperiment& e) {
+    // load_string shows every diagnostic with a line of the experiment; one in a kernel's file, or
+    // in a header a kernel includes, gets that file's line instead.
+    throw InvalidExperiment(format_with_kernel_sources(e.diagnostics, path, file.text), e.diagnostics);
+  }
 }
 
 }  // namespace streamlab

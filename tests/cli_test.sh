@@ -128,6 +128,33 @@ expect kernel-check-not-evaluated 0 "0 of 1 checks passed, 1 not evaluated" -- \
 expect list-new-ops 0 'convolutionForward' -- "$bin" list
 rm -f "$out.ws.yaml" "$out.uk.yaml"
 
+# Issue 13: an experiment makes streamlab read no file outside its folder, whether run or checked;
+# a FIFO named as a kernel's file or as the experiment is refused at once, not waited on.
+lab=$(mktemp -d)
+mkdir -p "$lab/lab"
+kernel_experiment() {  # FILE: an experiment whose kernel's source is FILE
+  printf 'name: k\nstreams: {s1: {}}\nkernels:\n  k:\n    file: %s\n    params: [x: inout float32]\n' "$1"
+  printf 'buffers:\n  d: {type: float32, count: 32, memory: device}\nops:\n'
+  printf '  - launch: {kernel: k, grid: [1], block: [32], stream: s1, args: {x: d}}\n'
+}
+echo 'extern "C" __global__ void k(float* x) {}' >"$lab/outside.cu"
+kernel_experiment "$lab/outside.cu" >"$lab/lab/absolute.yaml"
+kernel_experiment ../outside.cu >"$lab/lab/up.yaml"
+mkfifo "$lab/lab/pipe.cu"
+kernel_experiment pipe.cu >"$lab/lab/pipe.yaml"
+for cmd in check run; do
+  backend=() && [[ $cmd == run ]] && backend=(--backend host)
+  expect kernel-file-absolute-$cmd 2 "absolute.yaml:5:11: error: kernel 'k': file '$lab/outside.cu' is an absolute path" -- \
+    "$bin" $cmd "$lab/lab/absolute.yaml" "${backend[@]}"
+  expect kernel-file-outside-$cmd 2 "up.yaml:5:11: error: kernel 'k': file '../outside.cu' is outside the experiment's folder" -- \
+    "$bin" $cmd "$lab/lab/up.yaml" "${backend[@]}"
+  expect kernel-file-fifo-$cmd 2 "pipe.yaml:5:11: error: kernel 'k': file 'pipe.cu' is not a regular file \(a FIFO\)" -- \
+    timeout 10 "$bin" $cmd "$lab/lab/pipe.yaml" "${backend[@]}"
+done
+expect experiment-fifo 2 "pipe.cu: error: the experiment file is not a regular file \(a FIFO\)" -- \
+  timeout 10 "$bin" check "$lab/lab/pipe.cu"
+rm -rf "$lab"
+
 # Without a GPU: auto falls back to the host backend and says so; cuda is a runtime failure.
 if ! "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32 >/dev/null 2>&1; then
   expect auto-fallback 0 'note: no CUDA device .*running on the host backend' -- \
