@@ -232,6 +232,12 @@ std::string describe_graph(const Experiment& exp, const Op& op) {
                      op.replays);
 }
 
+// A replay blocks the host where a captured op would: a memcpy node with pageable memory is staged
+// by the host during cudaGraphLaunch, which would wait for ever behind the start gate.
+bool graph_blocks(const Experiment& exp, const Op& op) {
+  return std::any_of(op.body.begin(), op.body.end(), [&](const Op& b) { return b.kind->blocks_host(exp, b); });
+}
+
 int64_t graph_bytes(const Experiment& exp, const Op& op) {
   int64_t sum = 0;
   for (const Op& b : op.body) sum += b.kind->bytes(exp, b);
@@ -273,7 +279,7 @@ void assign_graph_body_times(const CudaState& s, const Op& op, OpSample& sample)
 
 const OpKind kGraph = {"graph",
                        "the ops captured into a CUDA graph from stream (forks joined back), launched `replays` times",
-                       kGraphKeys, parse_graph, host_graph, cuda_graph, describe_graph, never_blocks, graph_bytes,
+                       kGraphKeys, parse_graph, host_graph, cuda_graph, describe_graph, graph_blocks, graph_bytes,
                        graph_accesses, order_in_stream, no_lint, prepare_graph};
 
 }  // namespace streamlab

@@ -62,6 +62,24 @@ class RunError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A fault of device code (an illegal address, a trap): CUDA reports it at whatever call comes
+// next, often a later op's or the final synchronize, and the context is unusable after it. The CLI
+// finds the op that caused it by running the experiment again with every op synchronized.
+class DeviceFault : public RunError {
+ public:
+  DeviceFault(const std::string& what, std::string cuda_error, uint64_t in_repetition, int64_t at_op)
+      : RunError(what), error(std::move(cuda_error)), repetition(in_repetition), op(at_op) {}
+  std::string error;    // "cudaErrorIllegalAddress: an illegal memory access was encountered"
+  uint64_t repetition;  // 1-based, warm-up included
+  // The op whose call (or, every op synchronized, whose completion) reported it; -1: the
+  // repetition's final synchronize.
+  int64_t op;
+};
+
+// Whether a CUDA error is a fault of device code that poisons the context (cudaErrorIllegalAddress,
+// cudaErrorLaunchFailure, ...).
+bool is_device_fault(int cuda_error);
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -81,6 +99,10 @@ class Backend {
   virtual void finish(std::vector<RepetitionSample>& timed) = 0;
   // Final contents of a buffer, in host memory; valid until the next call on the backend.
   virtual std::span<const std::byte> contents(int buffer) = 0;
+  // What had not finished, for the time limit's message: called on another thread while a
+  // repetition runs, so it only reads progress (and asks CUDA, which is thread-safe). "" when it
+  // knows nothing more than the run's phase.
+  virtual std::string unfinished() const { return ""; }
 };
 
 std::unique_ptr<Backend> make_host_backend(const Experiment& exp);
@@ -88,6 +110,9 @@ enum class TimerChoice { automatic, cupti, events, none };  // automatic: CUPTI 
 struct CudaOptions {
   TimerChoice timer = TimerChoice::automatic;
   bool gate = true;  // the start gate (start_gate.hpp)
+  // Synchronize the device after every op and report the first one that faults (DeviceFault with
+  // its index): how the CLI finds the op behind a fault.
+  bool synchronize_each_op = false;
 };
 std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device, CudaOptions options = {});
 

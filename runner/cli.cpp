@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -20,11 +21,14 @@
 #include "runner/environment.hpp"
 #include "runner/execute.hpp"
 #include "runner/expect.hpp"
+#include "runner/limits.hpp"
 #include "runner/load.hpp"
+#include "runner/locate_fault.hpp"
 #include "runner/output_file.hpp"
 #include "runner/report_files.hpp"
 #include "runner/report_console.hpp"
 #include "runner/suggest.hpp"
+#include "runner/watchdog.hpp"
 
 namespace streamlab {
 namespace {
@@ -41,6 +45,50 @@ struct RunArgs {
   bool print = false;                  // check --print: the expanded op list
   std::string format = "text";         // check --format
   bool allow_races = false;            // run --allow-races: run despite analysis errors
+  int64_t timeout = -1;                // --timeout seconds; -1: the experiment's, else the default
+  bool locate_fault = false;           // hidden: a child run that finds the op behind a device fault
+};
+
+// The time limit of a command: the command line's --timeout, else the experiment's `timeout:`,
+// else the default. The watchdog names what had not finished when it passes.
+class TimeLimit {
+ public:
+  explicit TimeLimit(const RunArgs& args)
+      : args_(args), start_(std::chrono::steady_clock::now()),
+        watchdog_(deadline(seconds(nullptr)), limit_text(nullptr), [this] { return what_was_running(); }) {}
+
+  // Once the experiment is loaded, its own `timeout:` applies unless --timeout was given.
+  void loaded(const Experiment& exp) { watchdog_.set_deadline(deadline(seconds(&exp)), limit_text(&exp)); }
+  void running_on(const Backend* backend) { backend_ = backend; }
+  RunProgress progress;
+
+  int64_t seconds(const Experiment* exp) const {
+    if (args_.timeout >= 0) return args_.timeout;
+    return exp && exp->timeout_s > 0 ? exp->timeout_s : limits::kDefaultTimeoutSeconds;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point deadline(int64_t s) const {
+    return s == 0 ? std::chrono::steady_clock::time_point::max() : start_ + std::chrono::seconds(s);
+  }
+  std::string limit_text(const Experiment* exp) const {
+    int64_t s = seconds(exp);
+    std::string source = args_.timeout >= 0                ? fmt::format("--timeout {}", s)
+                         : exp && exp->timeout_s > 0 ? fmt::format("`timeout: {}` in the experiment", s)
+                                                     : "the default; --timeout S changes it";
+    return fmt::format("the command ran longer than {} s ({})", s, source);
+  }
+  std::string what_was_running() const {
+    std::string out = "stopped " + progress.describe();
+    const Backend* b = backend_;
+    std::string detail = b ? b->unfinished() : "";
+    return detail.empty() ? out : out + "; " + detail;
+  }
+
+  const RunArgs& args_;
+  std::chrono::steady_clock::time_point start_;
+  std::atomic<const Backend*> backend_{nullptr};
+  Watchdog watchdog_;  // last: it calls what_was_running(), which reads the members above
 };
 
 LoadOptions load_options(const std::vector<std::string>& sets) {
@@ -84,7 +132,7 @@ std::unique_ptr<Backend> choose_backend(const Experiment& exp, const RunArgs& ar
     throw RunError(fmt::format("--device {}: no such device ({} CUDA device{})", args.device, count, count == 1 ? "" : "s"));
   const std::map<std::string, TimerChoice> timers = {{"auto", TimerChoice::automatic}, {"cupti", TimerChoice::cupti},
                                                      {"events", TimerChoice::events}, {"none", TimerChoice::none}};
-  return make_cuda_backend(exp, args.device, {timers.at(args.timer), !args.no_gate});
+  return make_cuda_backend(exp, args.device, {timers.at(args.timer), !args.no_gate, args.locate_fault});
 }
 
 // Repetitions: the command line's, else the experiment's; the host backend runs once by default
@@ -157,24 +205,9 @@ Findings refuse_on_findings(const Experiment& exp, const RunArgs& args) {
                                       exp.file, format_counts(n)), {});
 }
 
-int cmd_run(const RunArgs& args) {
-  OutputPlan plan = output_plan(args);
-  Experiment exp = load_file(args.file, load_options(args.sets));
-  Findings findings = refuse_on_findings(exp, args);
-  apply_environment(exp);
-  auto backend = choose_backend(exp, args);
-  RunOptions options = run_options(exp, args, *backend);
-  options.progress = progress_printer();
-  RunRecord record = run_experiment(exp, *backend, options);
-  auto env = environment_notes(exp);
-  record.notes.insert(record.notes.begin(), env.begin(), env.end());
-  record.diagnostics = std::move(findings);
-  write_reports(exp, record, plan);
-  return record.checks_passed() && record.expectations_held() ? kExitOk : kExitCheckFailed;
-}
-
-// User kernels are compiled by `check` too, for the oldest GPU streamlab targets (PTX for sm_75), so
-// their errors show without a GPU; where NVRTC is missing, check says it could not compile them.
+// User kernels are compiled by `check`, and by a run on the host backend (which cannot run them),
+// for the oldest GPU streamlab targets (PTX for sm_75), so their errors show without a GPU; where
+// NVRTC is missing, a note says they could not be compiled.
 void compile_for_check(const Experiment& exp) {
   if (exp.kernels.empty()) return;
   try {
@@ -184,12 +217,86 @@ void compile_for_check(const Experiment& exp) {
   }
 }
 
+RunRecord run_with(const Experiment& exp, const RunArgs& args, TimeLimit& limit) {
+  auto backend = choose_backend(exp, args);
+  if (!backend->measures_device_time()) {
+    limit.progress.phase = RunProgress::compiling;
+    compile_for_check(exp);
+  }
+  limit.running_on(backend.get());
+  RunOptions options = run_options(exp, args, *backend);
+  options.progress = progress_printer();
+  options.where = &limit.progress;
+  RunRecord record = run_experiment(exp, *backend, options);
+  limit.running_on(nullptr);
+  return record;
+}
+
+// The command line of a child run that finds the op behind a device fault (locate_fault.hpp): the
+// same experiment and params, up to the repetition that faulted, every op synchronized.
+std::vector<std::string> locating_args(const RunArgs& args, const DeviceFault& fault, int64_t timeout_s) {
+  std::vector<std::string> out = {"run", args.file};
+  for (const auto& set : args.sets) out.insert(out.end(), {"--set", set});
+  out.insert(out.end(), {"--backend", "cuda", "--device", std::to_string(args.device), "--timer", "none", "--no-gate",
+                         "--warmup", "0", "--repeat", std::to_string(fault.repetition), "--timeout",
+                         std::to_string(timeout_s), "--locate-fault"});
+  if (args.allow_races) out.emplace_back("--allow-races");
+  return out;
+}
+
+// A device fault, with the op that caused it when a run with every op synchronized finds it.
+RunError explain_fault(const Experiment& exp, const RunArgs& args, const DeviceFault& fault, int64_t timeout_s) {
+  LocatedFault found = locate_fault(locating_args(args, fault, timeout_s));
+  std::string where = fault.op >= 0 ? fmt::format("in the call of op '{}' (line {})", exp.ops[fault.op].id,
+                                                  exp.ops[fault.op].loc.line)
+                                    : "at the repetition's final synchronize";
+  if (found.op < 0 || static_cast<size_t>(found.op) >= exp.ops.size())
+    return RunError(fmt::format("a device fault in repetition {}: {}\n  the op behind it was not found: run again "
+                                "with every op synchronized, {}", fault.repetition, fault.what(), found.detail));
+  const Op& op = exp.ops[found.op];
+  return RunError(fmt::format(
+      "{}: a device fault in repetition {}: {}\n  found by running the experiment again with every op synchronized "
+      "(CUDA_LAUNCH_BLOCKING=1, cudaDeviceSynchronize after each op): the fault appeared when this {} finished; run "
+      "as written, CUDA reported it {}", op_context(op), fault.repetition, fault.error, op.kind->name, where));
+}
+
+int cmd_run(const RunArgs& args) {
+  OutputPlan plan = output_plan(args);
+  std::optional<TimeLimit> limit(std::in_place, args);
+  Experiment exp = load_file(args.file, load_options(args.sets));
+  limit->loaded(exp);
+  Findings findings = refuse_on_findings(exp, args);
+  apply_environment(exp);
+  std::optional<RunRecord> ran;
+  try {
+    ran = run_with(exp, args, *limit);
+  } catch (const DeviceFault& fault) {
+    if (args.locate_fault) {
+      std::cerr << located_line(fault.op);
+      throw;
+    }
+    int64_t seconds = limit->seconds(&exp);
+    limit.reset();  // the child run has a limit of its own
+    throw explain_fault(exp, args, fault, seconds);
+  }
+  RunRecord record = std::move(*ran);
+  limit.reset();  // reports are written whole or not at all: not cut short by the limit
+  auto env = environment_notes(exp);
+  record.notes.insert(record.notes.begin(), env.begin(), env.end());
+  record.diagnostics = std::move(findings);
+  write_reports(exp, record, plan);
+  return record.checks_passed() && record.expectations_held() ? kExitOk : kExitCheckFailed;
+}
+
 // check: load and analyze. Exit 2 when the file is invalid or analyze finds errors; warnings and
 // notes are advice.
 int cmd_check(const RunArgs& args) {
+  TimeLimit limit(args);
   Experiment exp;
   try {
     exp = load_file(args.file, load_options(args.sets));
+    limit.loaded(exp);
+    limit.progress.phase = RunProgress::compiling;
   } catch (const InvalidExperiment& e) {
     if (args.format != "json") throw;
     std::cout << format_load_errors_json(args.file, e.diagnostics);
@@ -241,6 +348,8 @@ int cmd_list() {
   out += "\nexpect functions (medians over the timed repetitions; numbers, params, + - * /, < <= > >= == !=, and or not)\n";
   for (const auto& f : expectation_functions())
     out += fmt::format("  {:<24} {:<5} {}\n", f.signature, f.unit, f.meaning);
+  out += "\nenv (the variables an experiment may set, before CUDA starts; nothing else)\n";
+  for (const EnvSetting& e : env_settings()) out += fmt::format("  {:<30} {:<42} {}\n", e.name, e.values, e.meaning);
   out += "\ndiagnostics of check and run (acknowledge one an experiment shows on purpose with `allow: [CODE]` on "
          "its op or check)\n";
   for (const auto& c : finding_codes())
@@ -260,6 +369,14 @@ bool reject_unknown_command(int argc, char** argv) {
   return true;
 }
 
+void add_timeout_option(CLI::App* cmd, RunArgs& args) {
+  cmd->add_option("--timeout", args.timeout,
+                  fmt::format("Stop after SECONDS, naming the ops that had not finished (exit 3); 0: no limit "
+                              "(default: the experiment's `timeout:`, else {} s)", limits::kDefaultTimeoutSeconds))
+      ->type_name("SECONDS")
+      ->check(CLI::Range(int64_t{0}, limits::kMaxTimeoutSeconds));
+}
+
 void add_run_options(CLI::App* run, RunArgs& args) {
   run->add_option("--repeat", args.repeat, "Timed repetitions (default: the experiment's repeat)")->check(CLI::PositiveNumber);
   run->add_option("--warmup", args.warmup, "Untimed repetitions first (default: the experiment's warmup)")->check(CLI::NonNegativeNumber);
@@ -270,6 +387,8 @@ void add_run_options(CLI::App* run, RunArgs& args) {
                   "Device timing: cupti (activity records), events (CUDA events in each op's stream), none "
                   "(spans only, least overhead), or auto: cupti where it loads, else events")
       ->check(CLI::IsMember({"auto", "cupti", "events", "none"}));
+  add_timeout_option(run, args);
+  run->add_flag("--locate-fault", args.locate_fault, "")->group("");  // internal: see locate_fault.hpp
   run->add_flag("--allow-races", args.allow_races,
                 "Run even when `streamlab check` finds errors (races, use before allocation or after free); "
                 "to watch a race happen");
@@ -302,6 +421,7 @@ int run_cli(int argc, char** argv) {
                                    "synchronization pitfalls");
   check->add_option("experiment", args.file, "Experiment YAML file")->required();
   check->add_flag("--print", args.print, "Print the op list as expanded from arrays and loops");
+  add_timeout_option(check, args);
   check->add_option("--format", args.format,
                     "text: diagnostics like a compiler's on stderr, a summary on stdout; json: one JSON document "
                     "on stdout (schemas/check.schema.json)")

@@ -1,6 +1,7 @@
 // The cuda backend: every op issued to the real CUDA runtime, every call checked, device intervals
 // measured by the chosen DeviceTimer (device_timer.hpp).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "runner/device_timer.hpp"
 #include "runner/diagnostics.hpp"
 #include "runner/environment.hpp"
+#include "runner/memory_budget.hpp"
 #include "runner/nvtx.hpp"
 #include "runner/start_gate.hpp"
 
@@ -56,6 +58,8 @@ Memory allocate(const Buffer& b) {
   return Memory(p, free_pageable);
 }
 
+std::string error_text(cudaError_t e) { return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e)); }
+
 std::string describe_buffer(const Buffer& b) {
   return fmt::format("buffer '{}' ({}:{}:{}, {} bytes of {} memory)", b.name, b.loc.file, b.loc.line, b.loc.col,
                      b.bytes, memory_kind_name(b.memory));
@@ -83,6 +87,8 @@ class CudaBackend final : public Backend {
   void prepare() override {
     STREAMLAB_CUDA(cudaSetDevice(device_));
     describe_device();
+    check_host_memory(exp_, true);
+    check_device_memory();
     create_streams();
     for (const Buffer& b : exp_.buffers) {
       try {
@@ -101,9 +107,11 @@ class CudaBackend final : public Backend {
     notes_.insert(notes_.end(), state_.notes.begin(), state_.notes.end());
     state_.answers.assign(exp_.ops.size(), -1);
     timer_ = choose_timer();
-    gate_ = std::make_unique<StartGate>(exp_, state_, options_.gate);
+    // Every op synchronized: a held stream would never finish the first op, so no gate.
+    gate_ = std::make_unique<StartGate>(exp_, state_, options_.gate && !options_.synchronize_each_op);
     if (!gate_->note().empty()) notes_.push_back(gate_->note());
     STREAMLAB_CUDA(cudaDeviceSynchronize());
+    ready_ = true;
   }
 
   RepetitionSample run_repetition() override {
@@ -114,13 +122,16 @@ class CudaBackend final : public Backend {
     if (gate_->used()) gate_->close();
     auto t0 = Clock::now();
     state_.t0 = t0;
+    issued_ = 0;
     timer_->begin_repetition(rep.number, t0);
     for (size_t i = 0; i < exp_.ops.size(); ++i) {
       if (gate_->used() && i == gate_->opens_before()) open_gate(rep, t0);
       rep.ops.push_back(issue(i, t0));
     }
     if (gate_->used() && gate_->opens_before() == exp_.ops.size()) open_gate(rep, t0);
+    waiting_ = true;
     wait_for_device();
+    waiting_ = false;
     rep.host_span_ms = ms_since(t0) - (std::isnan(rep.gate_open_ms) ? 0 : rep.gate_open_ms);
     for (size_t i = 0; i < exp_.ops.size(); ++i) {
       rep.ops[i].answer = state_.answers[i];
@@ -145,6 +156,47 @@ class CudaBackend final : public Backend {
         for (auto& rep : timed) assign_graph_body_times(state_, exp_.ops[i], rep.ops[i]);
   }
 
+  // Streams still busy say which ops may not have finished; where the timer can tell (the events
+  // timer), each op says for itself.
+  std::string unfinished() const override {
+    if (!ready_) return "";
+    std::vector<std::string> lines;
+    size_t issued = issued_;
+    std::vector<int> busy(exp_.streams.size(), -1);  // per stream: -1 not asked, 0 idle, 1 busy
+    std::vector<const Op*> first(exp_.streams.size(), nullptr);  // first unfinished op per stream
+    for (size_t i = 0; i < issued && i < exp_.ops.size(); ++i) {
+      const Op& op = exp_.ops[i];
+      if (op.stream < 0 || !op.device_work) continue;
+      if (busy[op.stream] < 0) busy[op.stream] = cudaStreamQuery(state_.streams[op.stream]) == cudaErrorNotReady;
+      std::optional<bool> done = busy[op.stream] ? timer_->finished(i) : std::optional<bool>(true);
+      if (done == true) continue;
+      const Op* before = first[op.stream];
+      if (!before) first[op.stream] = &op;
+      std::string state = done == false ? (before ? fmt::format("queued behind op '{}'", before->id) : "had not finished")
+                                        : "may not have finished (its stream was still busy)";
+      lines.push_back(fmt::format("  op '{}' ({}:{}:{}), {} in stream '{}': {}", op.id, op.loc.file, op.loc.line,
+                                  op.loc.col, op.kind->name, exp_.streams[op.stream].name, state));
+    }
+    constexpr size_t kShown = 12;
+    if (lines.size() > kShown) {
+      size_t more = lines.size() - kShown;
+      lines.resize(kShown);
+      lines.push_back(fmt::format("  and {} more", more));
+    }
+    int64_t calling = calling_;
+    if (calling >= 0) {
+      const Op& op = exp_.ops[static_cast<size_t>(calling)];
+      lines.push_back(fmt::format("  the host was in the call of op '{}' ({}:{}:{}), a {}", op.id, op.loc.file,
+                                  op.loc.line, op.loc.col, op.kind->name));
+    } else if (waiting_) {
+      lines.push_back("  the host was waiting for the repetition's ops to finish (cudaDeviceSynchronize)");
+    }
+    if (lines.empty()) return "";
+    return fmt::format("what had not finished{}:\n{}", timer_->name() == "events" ? "" : " (the " + timer_->name() +
+                       " timer cannot tell which op of a busy stream was running: --timer events can)",
+                       fmt::join(lines, "\n"));
+  }
+
   std::span<const std::byte> contents(int index) override {
     const Buffer& b = exp_.buffers[index];
     auto* p = static_cast<std::byte*>(state_.buffers[index]);
@@ -166,8 +218,32 @@ class CudaBackend final : public Backend {
     rep.gate_open_ms = ms_since(t0);
   }
 
-  // What ops make once: library handles, algorithms, captured graphs, compiled kernels.
+  // What ops make once: library handles, algorithms, captured graphs, compiled kernels. Their
+  // warm-up calls run on real memory: buffers that ops allocate each repetition (mallocAsync) get a
+  // stand-in for the while (graphs may not capture them: load refuses it).
   void prepare_ops() {
+    std::vector<Memory> stand_ins;
+    for (size_t b = 0; b < exp_.buffers.size(); ++b) {
+      if (exp_.buffers[b].alloc_op < 0) continue;
+      stand_ins.push_back(allocate(exp_.buffers[b]));
+      state_.buffers[b] = stand_ins.back().get();
+    }
+    auto forget = [&] {  // the stand-ins are freed with `stand_ins`, never as the ops' allocations
+      for (size_t b = 0; b < exp_.buffers.size(); ++b)
+        if (exp_.buffers[b].alloc_op >= 0) state_.buffers[b] = nullptr;
+    };
+    try {
+      prepare_each_op();
+      STREAMLAB_CUDA(cudaDeviceSynchronize());  // the warm-ups are done with the stand-ins
+    } catch (...) {
+      STREAMLAB_CUDA_NOEXCEPT(cudaDeviceSynchronize());
+      forget();
+      throw;
+    }
+    forget();
+  }
+
+  void prepare_each_op() {
     for (const Op& op : exp_.ops) {
       if (!op.kind->prepare_cuda) continue;
       try {
@@ -184,9 +260,21 @@ class CudaBackend final : public Backend {
     try {
       STREAMLAB_CUDA(cudaDeviceSynchronize());
     } catch (const CudaError& e) {
-      throw RunError(fmt::format("while waiting for the ops of a repetition to finish (an asynchronous failure "
-                                 "of an op issued before): {}", e.what()));
+      std::string what = fmt::format("while waiting for the ops of repetition {} to finish (an asynchronous failure of "
+                                     "an op issued before): {}", repetitions_, e.what());
+      if (is_device_fault(e.code)) throw DeviceFault(what, error_text(e.code), repetitions_, -1);
+      throw RunError(what);
     }
+  }
+
+  // Every op synchronized (CudaOptions::synchronize_each_op): a fault is the op's own.
+  void synchronize_after(size_t i) {
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) return;
+    std::string what = fmt::format("{}: {}: {} (when it finished, every op synchronized)", op_context(exp_.ops[i]),
+                                   cudaGetErrorName(e), cudaGetErrorString(e));
+    if (is_device_fault(e)) throw DeviceFault(what, error_text(e), repetitions_, static_cast<int64_t>(i));
+    throw RunError(what);
   }
 
   OpSample issue(size_t i, Clock::time_point t0) {
@@ -197,12 +285,20 @@ class CudaBackend final : public Backend {
     try {
       timer_->before_op(i, stream);
       s.issue_ms = ms_since(t0);
+      calling_ = static_cast<int64_t>(i);
       op.kind->run_cuda(state_, op);
+      calling_ = -1;
       s.return_ms = ms_since(t0);
       timer_->after_op(i, stream);
-    } catch (const std::runtime_error& e) {  // CudaError, or a library's RunError
+      issued_ = i + 1;
+    } catch (const CudaError& e) {
+      std::string what = fmt::format("{}: {}", op_context(op), e.what());
+      if (is_device_fault(e.code)) throw DeviceFault(what, error_text(e.code), repetitions_, static_cast<int64_t>(i));
+      throw RunError(what);
+    } catch (const std::runtime_error& e) {  // a library's RunError
       throw RunError(fmt::format("{}: {}", op_context(op), e.what()));
     }
+    if (options_.synchronize_each_op) synchronize_after(i);
     return s;
   }
 
@@ -226,6 +322,17 @@ class CudaBackend final : public Backend {
       notes_.push_back(fmt::format("timer: CUDA events instead of CUPTI ({})", e.what()));
       return make_event_timer(exp_);
     }
+  }
+
+  // Before anything is allocated: buffers that cannot fit fail at once, naming what they need.
+  void check_device_memory() {
+    size_t free = 0, total = 0;
+    STREAMLAB_CUDA(cudaMemGetInfo(&free, &total));
+    int64_t need = memory_need(exp_, true).device;
+    if (need <= static_cast<int64_t>(free)) return;
+    throw RunError(fmt::format("the experiment's device and managed buffers need {}; device {} has {} free (of {}): "
+                               "nothing was allocated", format_size(need), device_,
+                               format_size(static_cast<int64_t>(free)), format_size(static_cast<int64_t>(total))));
   }
 
   void describe_device() {
@@ -332,11 +439,33 @@ class CudaBackend final : public Backend {
   std::vector<std::string> notes_;
   uint64_t repetitions_ = 0;
   bool gate_timed_out_ = false;
+  // Progress, read by unfinished() on the time limit's thread.
+  std::atomic<bool> ready_{false}, waiting_{false};
+  std::atomic<int64_t> calling_{-1};  // the op whose API call the host is in
+  std::atomic<size_t> issued_{0};     // ops of this repetition whose calls returned
   std::vector<std::vector<std::byte>> staging_;
   std::vector<std::pair<int, std::vector<std::byte>>> initial_;  // buffer, its initial contents
 };
 
 }  // namespace
+
+// The errors CUDA documents as leaving the context unusable, raised by device code.
+bool is_device_fault(int cuda_error) {
+  switch (static_cast<cudaError_t>(cuda_error)) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+      return true;
+    default:
+      return false;
+  }
+}
 
 std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device, CudaOptions options) {
   return std::make_unique<CudaBackend>(exp, device, options);

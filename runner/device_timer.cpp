@@ -41,6 +41,13 @@ class EventTimer final : public DeviceTimer {
     }
     set_device_span(rep);
   }
+  std::optional<bool> finished(size_t op) const override {
+    if (!timed(op)) return std::nullopt;
+    cudaError_t e = cudaEventQuery(end_[op].get());
+    if (e == cudaSuccess) return true;
+    if (e == cudaErrorNotReady) return false;
+    return std::nullopt;
+  }
 
  private:
   // Host functions time themselves (on the host clock; the base event reaches the GPU within

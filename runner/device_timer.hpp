@@ -5,6 +5,7 @@
 // the host's steady clock, from the repetition's start) and the device span.
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ class DeviceTimer {
   virtual void end_repetition(RepetitionSample& rep) = 0;
   // After the last repetition, for timers that collect their records at the end of the run.
   virtual void finish(std::vector<RepetitionSample>&) {}
+  // Whether an op issued in the running repetition (its after_op called) has finished on the
+  // device; nullopt when this timer cannot tell. Called from another thread (the time limit's).
+  virtual std::optional<bool> finished(size_t) const { return std::nullopt; }
 };
 
 // A pair of timing events around each device op in its own stream, read against an event

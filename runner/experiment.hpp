@@ -185,6 +185,8 @@ struct Experiment {
   // `timer: cupti | events | none`: the device timer the experiment is measured with when the
   // command line leaves --timer at auto (empty: CUPTI where it loads, else events).
   std::string timer;
+  // `timeout: S`: the time limit of a run, in seconds, when the command line gives none (0: unset).
+  int64_t timeout_s = 0;
   std::vector<Stream> streams;
   std::vector<Buffer> buffers;
   std::vector<Event> events;

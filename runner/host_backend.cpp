@@ -1,6 +1,7 @@
 // The host backend: every op performed on host memory in issue order, kernels through their host
 // references. It validates experiments where there is no GPU; its timings are host times of the
 // emulation and are never reported as GPU times.
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 
@@ -10,6 +11,7 @@
 #include "runner/backend.hpp"
 #include "runner/buffer_init.hpp"
 #include "runner/host_state.hpp"
+#include "runner/memory_budget.hpp"
 #include "runner/nvtx.hpp"
 
 namespace streamlab {
@@ -34,6 +36,7 @@ class HostBackend final : public Backend {
   void finish(std::vector<RepetitionSample>&) override {}
 
   void prepare() override {
+    check_host_memory(exp_, false);
     for (const Buffer& b : exp_.buffers) {
       if (b.alloc_op >= 0) {  // an op allocates it
         storage_.emplace_back();
@@ -65,13 +68,23 @@ class HostBackend final : public Backend {
       OpSample s;
       NvtxRange range(op.id);
       s.issue_ms = ms_since(t0);
+      performing_ = static_cast<int64_t>(op_index(exp_, op));
       perform(op, rep.number == 1);
+      performing_ = -1;
       s.return_ms = ms_since(t0);
       s.answer = state_.answers[op_index(exp_, op)];
       rep.ops.push_back(s);
     }
     rep.host_span_ms = ms_since(t0);
     return rep;
+  }
+
+  std::string unfinished() const override {
+    int64_t i = performing_;
+    if (i < 0) return "";
+    const Op& op = exp_.ops[static_cast<size_t>(i)];
+    return fmt::format("the host backend was performing op '{}' ({}:{}:{}), a {}", op.id, op.loc.file, op.loc.line,
+                       op.loc.col, op.kind->name);
   }
 
   std::span<const std::byte> contents(int buffer) override {
@@ -116,6 +129,7 @@ class HostBackend final : public Backend {
   std::vector<std::unique_ptr<std::byte[]>> storage_;
   uint64_t repetitions_ = 0;
   std::vector<int> restored_;  // buffers_to_restore()
+  std::atomic<int64_t> performing_{-1};  // the op being performed, for the time limit's message
 };
 
 }  // namespace

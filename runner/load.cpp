@@ -175,7 +175,8 @@ int64_t load_count(LoadContext& ctx, MapReader& top, std::string_view key, int64
 
 void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& options) {
   MapReader top(ctx, root, "the experiment",
-                {"name", "description?", "params?", "env?", "repeat?", "warmup?", "gate?", "timer?", "streams?", "buffers?", "events?",
+                {"name", "description?", "params?", "env?", "repeat?", "warmup?", "timeout?", "gate?", "timer?", "streams?",
+                 "buffers?", "events?",
                  "kernels?", "communicators?", "ops", "checks?", "expect?"});
   if (!top.ok() || root.IsNull()) {
     if (root.IsNull()) ctx.diags.error({ctx.exp.file, 1, 1}, "the experiment is empty; expected a mapping with "
@@ -187,6 +188,10 @@ void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& optio
   load_params(ctx, top.get("params"), options);
   ctx.exp.repeat = load_count(ctx, top, "repeat", ctx.exp.repeat, 1);
   ctx.exp.warmup = load_count(ctx, top, "warmup", ctx.exp.warmup, 0);
+  ctx.exp.timeout_s = load_count(ctx, top, "timeout", 0, 1);
+  if (ctx.exp.timeout_s > limits::kMaxTimeoutSeconds)
+    ctx.error(top.get("timeout"), fmt::format("timeout: {} s; at most {} (a day)", ctx.exp.timeout_s,
+                                              limits::kMaxTimeoutSeconds));
   if (top.has("gate"))
     ctx.exp.gate = ctx.choice(top.get("gate"), "gate", {"false", "true"}).value_or(1) == 1;
   if (top.has("timer")) {

@@ -151,6 +151,23 @@ void check_lifetimes(LoadContext& ctx) {
   }
 }
 
+// A capture records the addresses its ops use; a buffer that an op allocates gets a new address
+// each repetition, so a replay would use memory that is no longer the buffer's.
+void check_graph_buffers(LoadContext& ctx) {
+  const Experiment& exp = ctx.exp;
+  for (const Op& op : exp.ops)
+    for (const Op& b : op.body)
+      for (const Access& a : b.kind->accesses(exp, b)) {
+        if (!a.range.valid() || exp.buffers[a.range.buffer].alloc_op < 0) continue;
+        const Buffer& buf = exp.buffers[a.range.buffer];
+        ctx.diags.error(b.loc, fmt::format("op '{}' in graph '{}' uses buffer '{}', which op '{}' (line {}) allocates "
+                                           "anew each repetition: a captured op keeps the address it had at capture; "
+                                           "declare '{}' for the whole run instead", b.id, op.id, buf.name,
+                                           exp.ops[buf.alloc_op].id, exp.ops[buf.alloc_op].loc.line, buf.name));
+        break;
+      }
+}
+
 // An event recorded inside a graph marks a fork or join of its capture; outside the graph it
 // would name what the capture saw, not a replay: such events stay inside graphs.
 void check_graph_events(LoadContext& ctx) {
@@ -195,6 +212,7 @@ void load_ops(LoadContext& ctx, const YAML::Node& node) {
   for (const auto& item : node) load_op(ctx, item, ctx.exp.ops, "");
   check_issued(ctx);
   check_lifetimes(ctx);
+  check_graph_buffers(ctx);
   check_graph_events(ctx);
 }
 

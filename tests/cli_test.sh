@@ -2,7 +2,7 @@
 # The streamlab command end to end: exit codes (0 ok, 1 check failed, 2 invalid, 3 CUDA/runtime
 # failure) and what the user reads.   usage: cli_test.sh STREAMLAB SOURCE_DIR
 set -u
-bin=$1 nvtx_probe=${3:-}
+bin=$1 nvtx_probe=${3:-} marker_probe=${4:-}
 cd "$2" || exit 2
 passed=0 failed=0
 out=$(mktemp) err=$(mktemp)
@@ -155,6 +155,38 @@ expect experiment-fifo 2 "pipe.cu: error: the experiment file is not a regular f
   timeout 10 "$bin" check "$lab/lab/pipe.cu"
 rm -rf "$lab"
 
+# Issue 13: an experiment is data. Whatever its env: says, no code from a path it names runs: the
+# marker library's constructor would leave a file; the loader itself shows that it would.
+if [[ -n $marker_probe ]]; then
+  lab=$(mktemp -d)
+  export STREAMLAB_MARKER=$lab/marker
+  expect marker-control 0 '^loaded$' -- bash -c "LD_PRELOAD='$marker_probe' /bin/true; cat '$lab/marker'"
+  rm -f "$lab/marker"
+  for var in LD_PRELOAD LD_AUDIT STREAMLAB_NVRTC STREAMLAB_CUPTI CUDA_INJECTION64_PATH; do
+    printf 'name: evil\nenv:\n  %s: %s\nkernels:\n  k: {source: "extern \\"C\\" __global__ void k() {}", params: []}\nops:\n  - launch: {kernel: k, grid: 1, block: 1}\n  - deviceSynchronize: {}\n' \
+      "$var" "$marker_probe" >"$lab/evil.yaml"
+    for cmd in check run; do
+      expect env-$var-$cmd 2 "evil.yaml:3:3: error: env: '$var' is not a variable an experiment may set" -- \
+        "$bin" $cmd "$lab/evil.yaml" $([[ $cmd == run ]] && echo --backend host)
+      expect env-$var-$cmd-no-marker 0 '^no marker$' -- bash -c "test -e '$lab/marker' || echo no marker"
+    done
+  done
+  unset STREAMLAB_MARKER
+  rm -rf "$lab"
+fi
+
+# Time limits: the host backend walking a large transpose 40 times is stopped, and the op named.
+printf 'name: slow\nparams: {N: 8192}\nbuffers:\n  a: {type: int32, shape: [N, N], memory: device, init: sequence}\n  b: {type: int32, shape: [N, N], memory: device}\nops:\n  - loop: {var: i, count: 40, ops: [{launch: {id: "t[i]", kernel: transpose_naive, grid: [256, 256], block: [32, 32], args: {in: a, out: b, n: N}}}]}\n' >"$out.slow.yaml"
+expect timeout-host 3 "time limit reached: the command ran longer than 1 s \(--timeout 1\); stopped in timed repetition 1 of 1; the host backend was performing op 't\[[0-9]+\]' \(.*slow.yaml:7:" -- \
+  "$bin" run "$out.slow.yaml" --backend host --timeout 1 --json "$out.slow.json"
+expect timeout-no-report 0 '^absent$' -- bash -c "test -e '$out.slow.json' || echo absent"
+printf 'name: slow\ntimeout: 1\nparams: {N: 8192}\nbuffers:\n  a: {type: int32, shape: [N, N], memory: device, init: sequence}\n  b: {type: int32, shape: [N, N], memory: device}\nops:\n  - loop: {var: i, count: 40, ops: [{launch: {kernel: transpose_naive, grid: [256, 256], block: [32, 32], args: {in: a, out: b, n: N}}}]}\n' >"$out.slow.yaml"
+expect timeout-yaml 3 'ran longer than 1 s \(`timeout: 1` in the experiment\)' -- "$bin" run "$out.slow.yaml" --backend host
+rm -f "$out.slow.yaml"
+expect memory-refused 3 "need 7.276 TiB of host memory .* nothing was allocated" -- \
+  bash -c "printf 'name: big\\nbuffers:\\n  a: {type: float64, count: 1000000000000, memory: pinned}\\nops: []\\n' > '$out.big.yaml'; '$bin' run '$out.big.yaml' --backend host"
+rm -f "$out.big.yaml"
+
 # Without a GPU: auto falls back to the host backend and says so; cuda is a runtime failure.
 if ! "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32 >/dev/null 2>&1; then
   expect auto-fallback 0 'note: no CUDA device .*running on the host backend' -- \
@@ -169,6 +201,14 @@ else
   expect cuda-run 0 'backend   cuda: ' -- "$bin" run experiments/01_one_transpose.yaml --set N=32
   expect cuda-fail 1 'FAIL  transpose' -- "$bin" run tests/data/short_grid.yaml --backend cuda
   expect no-device 3 '--device 99: no such device' -- "$bin" run experiments/01_one_transpose.yaml --device 99
+  # A kernel that never returns is stopped by the time limit, and named with its line; a write far
+  # out of bounds is blamed on its launch, found by a run with every op synchronized.
+  expect never-ends 3 "time limit reached: .*op 'spin_forever' \(tests/gpu_faults/never_ends.yaml:24:5\), launch in stream 's1'" -- \
+    timeout 60 "$bin" run tests/gpu_faults/never_ends.yaml --timer events
+  expect never-ends-cupti 3 "time limit reached: .*op 'spin_forever' \(tests/gpu_faults/never_ends.yaml:24:5\)" -- \
+    timeout 60 "$bin" run tests/gpu_faults/never_ends.yaml
+  expect out-of-bounds 3 "op 'bad_write' \(tests/gpu_faults/out_of_bounds.yaml:25:5\): a device fault in repetition 1: .*found by running the experiment again with every op synchronized" -- \
+    timeout 120 "$bin" run tests/gpu_faults/out_of_bounds.yaml
 fi
 
 echo "cli: $passed passed, $failed failed"

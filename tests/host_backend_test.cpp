@@ -7,6 +7,7 @@
 #include "runner/buffer_init.hpp"
 #include "runner/execute.hpp"
 #include "runner/load.hpp"
+#include "runner/memory_budget.hpp"
 #include "tests/test_support.hpp"
 
 using namespace streamlab;
@@ -138,12 +139,21 @@ TEST_CASE("buffer init: random init is deterministic per seed and differs betwee
   CHECK(first >= 0);  // random int32 values are non-negative, never the poison pattern
 }
 
-TEST_CASE("host backend: a buffer too large for host memory is a named run error") {
-  auto e = load_string("name: huge\nbuffers:\n  huge: {type: int64, count: 1152921504606846975, memory: device}\nops: []\n",
-                       "m.yaml");
+TEST_CASE("host backend: buffers too large for host memory are refused before anything is allocated") {
+  auto e = load_string("name: huge\nbuffers:\n  huge: {type: int64, count: 1152921504606846975, memory: device}\n"
+                       "  more: {type: int64, count: 1152921504606846975, memory: pinned}\nops: []\n", "m.yaml");
+  CHECK(memory_need(e, false).host == INT64_MAX);  // the sum saturates
+  CHECK(memory_need(e, true).device == 9223372036854775800);
   auto backend = make_host_backend(e);
-  CHECK_THROWS_WITH_AS(run_experiment(e, *backend, {1, 0, {}}),
-                       "buffer 'huge' (m.yaml:3:3, 9223372036854775800 bytes): out of host memory", RunError);
+  std::string message;
+  try {
+    run_experiment(e, *backend, {1, 0, {}});
+  } catch (const RunError& error) {
+    message = error.what();
+  }
+  CHECK(message.starts_with("the experiment's buffers need more than 8 EiB of host memory (the host backend keeps "
+                            "every buffer in host memory); this process may allocate "));
+  CHECK(message.ends_with("nothing was allocated"));
 }
 
 TEST_CASE("host backend: copies, memsets and kernels on element ranges touch those elements only") {

@@ -26,9 +26,39 @@ validator = jsonschema.Draft202012Validator(schema)
 failures = []
 
 
+def expanded_nodes(node, sizes, open_nodes):
+    """Nodes of a composed YAML document with its aliases expanded (None: an alias inside the node
+    it names). A JSON Schema validator walks the expanded document: never hand it a cycle, or one
+    that aliases make larger than streamlab's own limit."""
+    key = id(node)
+    if key in open_nodes:
+        return None
+    if key in sizes:
+        return sizes[key]
+    open_nodes.add(key)
+    total = 1
+    children = node.value if isinstance(node, yaml.SequenceNode) else \
+        [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else []
+    for child in children:
+        n = expanded_nodes(child, sizes, open_nodes)
+        if n is None:
+            return None
+        total += n
+    open_nodes.discard(key)
+    sizes[key] = total
+    return total
+
+
 def schema_errors(path):
     try:
-        document = yaml.safe_load(path.read_text())
+        text = path.read_text()
+        if any(ord(c) < 0x20 and c not in "\t\n\r" for c in text):
+            return ["control characters: not YAML"]
+        composed = yaml.compose(text)
+        size = expanded_nodes(composed, {}, set()) if composed is not None else 0
+        if size is None or size > 1_000_000:
+            return ["aliases make the document infinite, or larger than a million nodes"]
+        document = yaml.safe_load(text)
     except yaml.YAMLError as e:
         return [f"not YAML: {e}".splitlines()[0]]
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(document)]

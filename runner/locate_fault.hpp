@@ -1,0 +1,26 @@
+#pragma once
+// Finding the op behind a device fault. CUDA reports a fault of device code (an illegal address,
+// a trap) at whatever call comes next, and the process's context is unusable after it: so the
+// experiment runs again in a child process of this program, up to the repetition that faulted,
+// with every op synchronized (and CUDA_LAUNCH_BLOCKING=1), where the first op that reports the
+// fault is the one that caused it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace streamlab {
+
+struct LocatedFault {
+  int64_t op = -1;     // the op index, or -1 when the fault did not recur
+  std::string detail;  // what the child said, when it did not name an op
+};
+
+// `args`: the child's command line after the program (`run FILE --set ... --repeat R ...`,
+// `--locate-fault` included). The child is stopped by its own --timeout.
+LocatedFault locate_fault(const std::vector<std::string>& args);
+
+// What a child run with --locate-fault prints on stderr when op `op` faulted: one line the parent
+// reads back.
+std::string located_line(int64_t op);
+
+}  // namespace streamlab

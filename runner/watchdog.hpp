@@ -1,0 +1,41 @@
+#pragma once
+// A time limit on a whole command (`--timeout`, `timeout:` in the experiment). A kernel that
+// never returns, or a host backend walking a huge buffer, must not hold a grader's machine for
+// ever: when the limit passes, the watchdog's thread asks what had not finished, prints it, and
+// ends the process with exit code 3. Nothing has been written by then: reports are written only
+// after the run (the CLI stops the watchdog first).
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace streamlab {
+
+class Watchdog {
+ public:
+  // `what_was_running` is called on the watchdog's own thread, once, when the limit passes: it
+  // must be safe to call while the command runs (it reads progress, never waits for it).
+  Watchdog(std::chrono::steady_clock::time_point deadline, std::string limit_text,
+           std::function<std::string()> what_was_running);
+  ~Watchdog();  // stops it
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  // Moves the deadline (the experiment's own `timeout:` is known only once it is loaded).
+  void set_deadline(std::chrono::steady_clock::time_point deadline, std::string limit_text);
+
+ private:
+  void watch();
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::string limit_text_;
+  std::function<std::string()> what_was_running_;
+  bool stopped_ = false;
+  std::thread thread_;
+};
+
+}  // namespace streamlab
