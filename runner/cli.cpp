@@ -142,6 +142,8 @@ RunOptions run_options(const Experiment& exp, const RunArgs& args, const Backend
   RunOptions o;
   o.repeat = args.repeat >= 0 ? args.repeat : (host ? 1 : exp.repeat);
   o.warmup = args.warmup >= 0 ? args.warmup : (host ? 0 : exp.warmup);
+  if (std::string too_many = repetitions_problem(exp, o.repeat, o.warmup); !too_many.empty())
+    throw CommandLineError("--repeat / --warmup: " + too_many);
   return o;
 }
 

@@ -302,11 +302,14 @@ class CudaBackend final : public Backend {
     return s;
   }
 
-  // --timer: CUPTI where it loads (automatic), else timing events, said in a note.
+  // --timer: what the command line names, else what the experiment asks for, else CUPTI. CUPTI
+  // is a preference unless the command line names it: where it cannot trace this process (not
+  // installed, or another tool such as compute-sanitizer holds it), timing events measure instead,
+  // said in a note.
   std::unique_ptr<DeviceTimer> choose_timer() {
     TimerChoice choice = options_.timer;
     if (choice == TimerChoice::automatic && !exp_.timer.empty()) {
-      choice = exp_.timer == "cupti" ? TimerChoice::cupti : exp_.timer == "events" ? TimerChoice::events : TimerChoice::none;
+      choice = exp_.timer == "cupti" ? TimerChoice::automatic : exp_.timer == "events" ? TimerChoice::events : TimerChoice::none;
       notes_.push_back(fmt::format("timer: {}, as the experiment asks (`timer: {}`; --timer overrides it)", exp_.timer,
                                    exp_.timer));
     }

@@ -68,7 +68,8 @@ const EnvSetting kSettings[] = {
     {"NCCL_PROTO", "protocol names (LL, LL128, Simple), ^ to exclude", nccl_names, "the protocols NCCL may use"},
     {"NCCL_MIN_NCHANNELS", "1 to 64", nccl_channels, "the fewest channels (blocks) an NCCL collective uses"},
     {"NCCL_MAX_NCHANNELS", "1 to 64", nccl_channels, "the most channels (blocks) an NCCL collective uses"},
-    {"NCCL_NVLS_ENABLE", "0 or 1", zero_or_one, "NVLink SHARP (multicast) collectives"},
+    // Not NCCL_NVLS_ENABLE: NVLink multicast can take a shared host's GPUs out of service; whether
+    // it is on is the machine owner's choice, made in the environment streamlab starts in.
 };
 
 bool in_force(const std::pair<std::string, std::string>& v) {

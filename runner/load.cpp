@@ -207,9 +207,20 @@ void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& optio
   load_ops(ctx, top.require("ops"));
   load_checks(ctx, top.get("checks"));
   load_expectations(ctx, top.get("expect"));
+  std::string too_many = repetitions_problem(ctx.exp, ctx.exp.repeat, ctx.exp.warmup);
+  if (!too_many.empty()) ctx.error(top.has("repeat") ? top.get("repeat") : top.get("warmup"), too_many);
 }
 
 }  // namespace
+
+std::string repetitions_problem(const Experiment& exp, int64_t repeat, int64_t warmup) {
+  if (repeat > limits::kRepetitions || warmup > limits::kRepetitions)
+    return fmt::format("{} timed and {} warm-up repetitions; at most {} of each", repeat, warmup, limits::kRepetitions);
+  int64_t ops = std::max<int64_t>(1, static_cast<int64_t>(exp.ops.size()));
+  if ((repeat + warmup) * ops <= limits::kSamples) return "";
+  return fmt::format("{} repetitions of {} ops would keep {} samples; at most {} (fewer repetitions, or fewer ops)",
+                     repeat + warmup, ops, (repeat + warmup) * ops, limits::kSamples);
+}
 
 Experiment load_string(std::string_view text, const std::string& file, const LoadOptions& options) {
   Experiment exp;

@@ -62,7 +62,12 @@ void check(CUptiResult r, const char* call) {
   if (r == CUPTI_SUCCESS) return;
   const char* text = "unknown error";
   cupti_api().result_string(r, &text);
-  throw RunError(fmt::format("CUPTI: {} failed: {}", call, text));
+  // Only one client may trace a process: a tool already attached (compute-sanitizer, Nsight
+  // Systems or Compute) holds CUPTI.
+  std::string_view why = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                             ? " (another tool traces this process, such as compute-sanitizer or Nsight)"
+                             : "";
+  throw RunError(fmt::format("CUPTI: {} failed: {}{}", call, text, why));
 }
 
 uint64_t steady_ns() {

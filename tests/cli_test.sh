@@ -203,11 +203,13 @@ else
   expect no-device 3 '--device 99: no such device' -- "$bin" run experiments/01_one_transpose.yaml --device 99
   # A kernel that never returns is stopped by the time limit, and named with its line; a write far
   # out of bounds is blamed on its launch, found by a run with every op synchronized.
-  expect never-ends 3 "time limit reached: .*op 'spin_forever' \(tests/gpu_faults/never_ends.yaml:24:5\), launch in stream 's1'" -- \
+  expect never-ends 3 "^  op 'spin_forever' \(tests/gpu_faults/never_ends.yaml:23:5\), launch in stream 's1': had not finished" -- \
     timeout 60 "$bin" run tests/gpu_faults/never_ends.yaml --timer events
-  expect never-ends-cupti 3 "time limit reached: .*op 'spin_forever' \(tests/gpu_faults/never_ends.yaml:24:5\)" -- \
+  expect never-ends-cupti 3 "^  op 'spin_forever' \(tests/gpu_faults/never_ends.yaml:23:5\), launch in stream 's1': may not have finished" -- \
     timeout 60 "$bin" run tests/gpu_faults/never_ends.yaml
-  expect out-of-bounds 3 "op 'bad_write' \(tests/gpu_faults/out_of_bounds.yaml:25:5\): a device fault in repetition 1: .*found by running the experiment again with every op synchronized" -- \
+  expect out-of-bounds 3 "op 'bad_write' \(tests/gpu_faults/out_of_bounds.yaml:25:5\): a device fault in repetition 1: cuda" -- \
+    timeout 120 "$bin" run tests/gpu_faults/out_of_bounds.yaml
+  expect out-of-bounds-how 3 "^  found by running the experiment again with every op synchronized .*: the fault appeared when this launch finished" -- \
     timeout 120 "$bin" run tests/gpu_faults/out_of_bounds.yaml
 fi
 
