@@ -146,7 +146,9 @@ std::string format_json(const Experiment& exp, const RunRecord& run) {
       {"diagnostics", findings_json(exp, run.diagnostics)},
       {"passed", run.checks_passed() && run.expectations_held()},
   };
-  return doc.dump(2) + "\n";
+  // Bytes that are not UTF-8 (a path given on the command line, a tool's message) become U+FFFD,
+  // rather than an exception after the run.
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace streamlab

@@ -60,7 +60,8 @@ std::string format_trace(const Experiment& exp, const RunRecord& run) {
               {"displayTimeUnit", "ms"},
               {"otherData", {{"experiment", exp.name}, {"file", exp.file}, {"backend", run.backend},
                              {"schema_version", kResultsSchemaVersion}}}};
-  return doc.dump() + "\n";
+  // Bytes that are not UTF-8 become U+FFFD, as in report_json.cpp.
+  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace streamlab
