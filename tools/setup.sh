@@ -49,21 +49,23 @@ sanitize() {
     "$@" >/dev/null
   cmake --build build-sanitize -j"$(nproc)" --target streamlab_tests fuzz_experiment
   ctest --test-dir build-sanitize -R '^(unit|fuzz_corpus)$' --output-on-failure
-  # Fuzzing: new inputs go to a scratch corpus, never into the source tree; a crash, timeout or
-  # out-of-memory input goes to fuzz-artifacts/.
+  # Fuzzing: new inputs go to a scratch corpus (kept between local runs), never into the source
+  # tree; a crash, timeout or out-of-memory input goes to fuzz-artifacts/ (this run's only).
   local seconds=${STREAMLAB_FUZZ_SECONDS:-180}
   local work=build-sanitize/fuzz-corpus artifacts=build-sanitize/fuzz-artifacts
+  rm -rf "$artifacts"
   mkdir -p "$work" "$artifacts"
   echo "setup: fuzzing for ${seconds}s (tests/fuzz/fuzz_experiment.cpp)"
   if ! build-sanitize/tests/fuzz/fuzz_experiment -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -dict=tests/fuzz/experiment.dict -artifact_prefix="$artifacts/" -print_final_stats=1 \
       "$work" tests/fuzz/corpus >build-sanitize/fuzz.log 2>&1; then
-    grep -vE '^#[0-9]+ +(NEW|REDUCE|pulse)' build-sanitize/fuzz.log | tail -80
+    grep -vE '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)' build-sanitize/fuzz.log | tail -80
     for f in "$artifacts"/*; do
       [[ -f $f ]] || continue
       echo "setup: fuzz input $f (reproduce: build-sanitize/tests/fuzz/fuzz_experiment $f):"
       cat -v "$f"
       echo
+      echo "setup: the same input in base64: $(base64 -w0 "$f")"
     done
     echo "setup: the fuzz target failed: see above" >&2
     return 1
