@@ -3,6 +3,14 @@
 # on PATH). Installs the Debian packages that are missing (needs root or sudo).
 #   tools/setup.sh demo   install, build, run the two-transposes experiment
 #   tools/setup.sh test   install, build, run every test (the GPU suite skips without a GPU)
+#   tools/setup.sh sanitize
+#                         install clang, build the unit tests and the fuzz target with
+#                         AddressSanitizer + UndefinedBehaviorSanitizer into build-sanitize/
+#                         (clang++, -DSTREAMLAB_FUZZ=ON), run the unit tests and every seed of
+#                         tests/fuzz/corpus under them, then fuzz for $STREAMLAB_FUZZ_SECONDS
+#                         (default 180) seconds. A finding fails it; its input is kept in
+#                         build-sanitize/fuzz-artifacts/ and printed. Experiment files are untrusted
+#                         input (issue 13): this is what keeps them from crashing streamlab.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +39,40 @@ build() {
   cmake --build build -j"$(nproc)"
 }
 
+# The sanitizer build: one clang build serves both the unit tests and the fuzz target (the core is
+# built with -fsanitize=fuzzer-no-link, whose hooks the sanitizer runtime provides to the tests).
+# Only what it runs is built: not the program, the benches or the CLI and schema tests' tools.
+sanitize() {
+  packages+=(clang libclang-rt-14-dev llvm)  # clang++, its sanitizer and libFuzzer runtimes, llvm-symbolizer
+  install_missing
+  cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DSTREAMLAB_FUZZ=ON \
+    "$@" >/dev/null
+  cmake --build build-sanitize -j"$(nproc)" --target streamlab_tests fuzz_experiment
+  ctest --test-dir build-sanitize -R '^(unit|fuzz_corpus)$' --output-on-failure
+  # Fuzzing: new inputs go to a scratch corpus (kept between local runs), never into the source
+  # tree; a crash, timeout or out-of-memory input goes to fuzz-artifacts/ (this run's only).
+  local seconds=${STREAMLAB_FUZZ_SECONDS:-180}
+  local work=build-sanitize/fuzz-corpus artifacts=build-sanitize/fuzz-artifacts
+  rm -rf "$artifacts"
+  mkdir -p "$work" "$artifacts"
+  echo "setup: fuzzing for ${seconds}s (tests/fuzz/fuzz_experiment.cpp)"
+  if ! build-sanitize/tests/fuzz/fuzz_experiment -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -dict=tests/fuzz/experiment.dict -artifact_prefix="$artifacts/" -print_final_stats=1 \
+      "$work" tests/fuzz/corpus >build-sanitize/fuzz.log 2>&1; then
+    grep -vE '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)' build-sanitize/fuzz.log | tail -80
+    for f in "$artifacts"/*; do
+      [[ -f $f ]] || continue
+      echo "setup: fuzz input $f (reproduce: build-sanitize/tests/fuzz/fuzz_experiment $f):"
+      cat -v "$f"
+      echo
+      echo "setup: the same input in base64: $(base64 -w0 "$f")"
+    done
+    echo "setup: the fuzz target failed: see above" >&2
+    return 1
+  fi
+  grep -E '^(Done|stat::)|DONE' build-sanitize/fuzz.log || true
+}
+
 case "${1:-}" in
   demo)
     install_missing
@@ -44,8 +86,11 @@ case "${1:-}" in
     ctest --test-dir build -L gpu -V | grep -E "gpu tests skipped|test cases|assertions|Status|tests passed|Skipped" || true
     ctest --test-dir build -LE gpu --output-on-failure
     ;;
+  sanitize)
+    sanitize
+    ;;
   *)
-    echo "usage: tools/setup.sh demo|test" >&2
+    echo "usage: tools/setup.sh demo|test|sanitize" >&2
     exit 2
     ;;
 esac
