@@ -16,14 +16,15 @@
 // the run-time limit for those belongs to the program, not to this target.
 //
 // The target writes no files and reads none outside the source tree: while an input is processed,
-// opening a file for writing aborts (a finding), and opening one for reading outside the tree
-// fails with EACCES, which load reports like any unreadable file (kernel `file:` paths are the
-// experiment's to choose: /dev/zero, /dev/stdin, /proc/...).
+// opening a file for writing aborts (a finding; libFuzzer's own artifacts excepted), and opening
+// one for reading outside the tree fails with EACCES, which load reports like any unreadable file
+// (kernel `file:` paths are the experiment's to choose: /dev/zero, /dev/stdin, /proc/...).
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -66,15 +67,20 @@ bool inside_tree(const char* path) {
   return strncmp(resolved, g_root, n) == 0 && (resolved[n] == '/' || resolved[n] == '\0');
 }
 
-// libFuzzer writes its artifact (crash-<sha1>, timeout-..., oom-...) while the input is still
-// being processed: from the sanitizer's death callback, a signal handler, the RSS thread. Those
-// writes must go through; streamlab's own code never names a file so.
+// libFuzzer writes its artifact (<prefix>crash-<sha1>, timeout-, oom-, leak-, slow-unit-, and
+// minimized-from-<sha1> while minimizing) while the input is still being processed: from the
+// sanitizer's death callback, a signal handler, the RSS thread. Those writes must go through;
+// streamlab's own code never names a file so.
 bool libfuzzer_artifact(const char* path) {
   if (!g_exact_artifact.empty() && g_exact_artifact == path) return true;
-  const char* base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-  for (const char* kind : {"crash-", "timeout-", "oom-", "leak-", "slow-unit-", "minimized-from-"})
-    if (strncmp(base, kind, strlen(kind)) == 0) return true;
+  std::string_view p = path;
+  constexpr size_t kSha1 = 40;
+  if (p.size() <= kSha1 || p[p.size() - kSha1 - 1] != '-') return false;
+  for (char c : p.substr(p.size() - kSha1))
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+  std::string_view head = p.substr(0, p.size() - kSha1);
+  for (std::string_view kind : {"crash-", "timeout-", "oom-", "leak-", "slow-unit-", "minimized-from-"})
+    if (head.ends_with(kind)) return true;
   return false;
 }
 
