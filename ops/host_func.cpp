@@ -16,7 +16,7 @@ namespace streamlab {
 namespace {
 
 constexpr std::string_view kHostFuncKeys[] = {"fn", "us?", "buffer?", "stream?"};
-constexpr int kSleep = 0, kMark = 1, kRead = 2;
+constexpr int kSleep = 0, kRead = 2;  // and 1: mark, which only records when it runs
 const std::vector<std::string> kFunctions = {"sleep", "mark", "read"};
 constexpr int64_t kMaxSleepUs = 10'000'000;  // 10 s, as spin
 

@@ -589,7 +589,8 @@ void read_params(LoadContext& ctx, const YAML::Node& params, UserKernel& k) {
       ctx.error(item, "expected one parameter per list item, as `- NAME: inout float32` or `- n: int32`");
       continue;
     }
-    const YAML::Node& key = item.begin()->first;
+    const auto entry = *item.begin();  // the iterator's value is a temporary: keep it, not a reference into it
+    const YAML::Node& key = entry.first;
     std::string name = key.IsScalar() ? key.Scalar() : "";
     auto first = std::find_if(declared.begin(), declared.end(), [&](const auto& d) { return d.first == name; });
     if (first != declared.end()) {  // two arguments of one name: a launch's args could not tell them apart
@@ -599,7 +600,7 @@ void read_params(LoadContext& ctx, const YAML::Node& params, UserKernel& k) {
     }
     if (is_identifier(name)) declared.emplace_back(name, ctx.loc(key).line);
     UserKernelParam p;
-    if (read_param(ctx, key, item.begin()->second, p)) k.params.push_back(std::move(p));
+    if (read_param(ctx, key, entry.second, p)) k.params.push_back(std::move(p));
   }
 }
 
