@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # On a GPU machine: the GPU test suite, the CLI test, the race experiments and their fixed twins
 # ten times each, every experiment at N=1024 and N=8192 on the cuda backend, and the hand-written
-# reference program in the same job, with the span ratios.
-#   usage: [SECTIONS="tests races c6 claims c12 libs compare"] [CLAIMS=GLOB] bench/run_gpu.sh STREAMLAB STREAMLAB_TESTS BENCH_DIR [LOG_DIR]
+# reference program in the same job, with the span ratios. `safety` runs what docs/safety.md
+# promises of a GPU (a kernel that never ends stopped by the time limit, a device fault blamed on
+# its op); `sanitize` runs compute-sanitizer's memcheck and synccheck over every experiment and
+# over the GPU suite's own cases, and racecheck over the experiments whose kernels share memory
+# within a block (it is not in the default sections: about six minutes).
+#   usage: [SECTIONS="tests races c6 claims c12 libs compare safety sanitize"] [CLAIMS=GLOB]
+#          [MARKER_PROBE=LIB NVTX_PROBE=LIB] bench/run_gpu.sh STREAMLAB STREAMLAB_TESTS BENCH_DIR [LOG_DIR]
 # BENCH_DIR holds compare, built from bench/ by CMake (build/bench/compare).
 set -u
 bin=$1 tests=$2 benchdir=$3 logs=${4:-/tmp/streamlab-gpu}
-sections=" ${SECTIONS:-tests races c6 claims c12 libs compare} "
+sections=" ${SECTIONS:-tests races c6 claims c12 libs compare safety} "
 want() { [[ $sections == *" $1 "* ]]; }
 mkdir -p "$logs"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
@@ -15,7 +20,7 @@ if want tests; then
   echo "== GPU test suite"
   STREAMLAB_SOURCE_DIR=$PWD "$tests" -ts=gpu 2>&1 | tee "$logs/gpu_tests.log" | grep -E "ERROR|values:|logged:|test cases|assertions|Status|skipped, a race"
   echo "== CLI test"
-  bash tests/cli_test.sh "$bin" . 2>&1 | tail -3
+  bash tests/cli_test.sh "$bin" . "${NVTX_PROBE:-}" "${MARKER_PROBE:-}" 2>&1 | tail -3
 fi
 
 span() { grep -Eo 'span \(host[^)]*\) +median +[0-9.]+' "$1" | grep -Eo '[0-9.]+$'; }
@@ -110,3 +115,54 @@ want compare && for timer in ${COMPARE_TIMERS:-none}; do  # COMPARE_TIMERS="none
   echo "== runner vs hand-written, timer $timer"
   "$benchdir/compare" --timer "$timer" --seconds "${COMPARE_SECONDS:-10}" 2>&1 | tee "$logs/compare_$timer.log"
 done
+
+# Issue 13 on the GPU: the experiments that once failed there, a kernel that never ends (stopped by
+# the time limit, named, with either timer) and a write out of bounds (blamed on its launch).
+if want safety; then
+  echo "== safety"
+  for f in experiments/graph_host_function.yaml experiments/graph_pageable_copy.yaml \
+           experiments/conv_stream_ordered_workspace.yaml; do
+    run_one "$logs/$(basename "$f" .yaml).log" "$f"
+  done
+  for timer in events cupti; do
+    timeout 60 "$bin" run tests/gpu_faults/never_ends.yaml --timer $timer 2>&1; echo "rc=$?"
+  done
+  timeout 120 "$bin" run tests/gpu_faults/out_of_bounds.yaml 2>&1; echo "rc=$?"
+fi
+
+# compute-sanitizer: every experiment once, small (N=256 where it has N), and the GPU suite's own
+# cases (every experiment ran above; the CUPTI timer cannot trace under a sanitizer, so those
+# cases skip their CUPTI half and say so). A line per run with the tool's summary.
+sanitize_one() {  # sanitize_one TOOL FILE
+  local tool=$1 f=$2 n=()
+  grep -q '^params:.*\bN:' "$f" && n=(--set N=256)
+  timeout 300 compute-sanitizer --tool "$tool" --print-limit 20 "$bin" run "$f" "${n[@]}" --repeat 1 --warmup 0 \
+    --timeout 240 >"$logs/sanitize_run.log" 2>&1
+  local rc=$? summary
+  summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$logs/sanitize_run.log" | tail -1)
+  echo "$tool rc=$rc ${summary:-no summary} $f" >>"$logs/sanitize.log"
+  [[ $summary == *" 0 errors"* || $summary == *" 0 hazards"* ]] || cat "$logs/sanitize_run.log" >>"$logs/sanitize_reports.log"
+}
+if want sanitize; then
+  : >"$logs/sanitize.log"
+  for tool in ${SANITIZE_TOOLS:-memcheck synccheck}; do
+    echo "== $tool over every experiment"
+    for f in experiments/*.yaml experiments/*/*.yaml; do sanitize_one $tool "$f"; done
+    echo "$(grep "^$tool" "$logs/sanitize.log" | grep -c ' 0 errors') of $(grep -c "^$tool" "$logs/sanitize.log") clean"
+    grep "^$tool" "$logs/sanitize.log" | grep -v ' 0 errors'
+  done
+  echo "== racecheck"
+  for f in experiments/claims/c9_tiled_transpose.yaml experiments/04_two_transposes_pinned_async.yaml \
+           experiments/graph_fork_join.yaml experiments/library/gemm_types.yaml experiments/library/conv_types.yaml \
+           experiments/user_kernel_saxpy.yaml; do
+    sanitize_one racecheck "$f"
+    tail -1 "$logs/sanitize.log"
+  done
+  for tool in memcheck synccheck; do
+    echo "== the GPU suite's own cases under $tool"
+    STREAMLAB_SOURCE_DIR=$PWD timeout 400 compute-sanitizer --tool $tool "$tests" -ts=gpu -tce="*every experiment*" \
+      >"$logs/suite_$tool.log" 2>&1
+    echo "rc=$? $(grep -E 'ERROR SUMMARY' "$logs/suite_$tool.log" | tail -1)"
+    grep -E "Program hit|test cases|Status|skipped" "$logs/suite_$tool.log" | sort | uniq -c
+  done
+fi
