@@ -3,7 +3,7 @@
 // runs what a student wrote): every structure that repeats or nests, and every file it names, has
 // a limit here, so that loading, checking and running stay linear (or near it) in the size of the
 // file and can neither exhaust the stack nor the memory. Each limit is reported, where it is hit,
-// as a located error that names it. docs/limits.md says why each value is what it is.
+// as a located error that names it. docs/safety.md says why each value is what it is.
 #include <cstdint>
 #include <cstddef>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Reading the files an experiment names (issue 13): a grader runs experiments that students
+// Reading the files an experiment names (docs/safety.md): a grader runs experiments that students
 // wrote, so a file name in an experiment is untrusted data. Whatever it says, streamlab reads
 // nothing outside the experiment's folder, never blocks on a FIFO or a device, and reads no more
 // than a limit. The experiment file itself may be anywhere (the user named it), but it too must

@@ -64,7 +64,7 @@ rm -f "$out.yaml"
 expect json-stdout 0 '^  "schema_version": 1,' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --json -
 expect csv-stdout 0 '^1,1,2,transpose,launch,legacy,24,' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --csv -
 
-# Report outputs (issue 13): refused before the run (exit 2), written only after it, all or none.
+# Report outputs (docs/safety.md): refused before the run (exit 2), written only after it, all or none.
 exp=experiments/01_one_transpose.yaml
 dir=$(mktemp -d)
 cp $exp "$dir/exp.yaml"

@@ -1,4 +1,4 @@
-// The files an experiment names (issue 13: graders run experiments students wrote): what
+// The files an experiment names (docs/safety.md: graders run experiments students wrote): what
 // safe_file reads and refuses, what a user kernel may include, and where NVRTC's errors in those
 // files are shown. Cases that need a symlink, a FIFO or a folder layout make them in a temporary
 // folder; those that compile skip (with a message) where NVRTC is not installed.

@@ -1,4 +1,4 @@
-// libFuzzer target: an experiment file is untrusted input (issue 13), so whatever its text says,
+// libFuzzer target: an experiment file is untrusted input (docs/safety.md), so whatever its text says,
 // loading, checking, running it on the host backend and formatting every report must end in a
 // result or in one of the errors streamlab reports (InvalidExperiment, RunError); never in a
 // crash, a sanitizer report, an unbounded hang or unbounded memory.
