@@ -20,6 +20,7 @@
 
 #include "runner/backend.hpp"
 #include "runner/diagnostics.hpp"
+#include "runner/safe_file.hpp"
 #include "runner/suggest.hpp"
 
 namespace streamlab {
@@ -66,19 +67,9 @@ std::string join_path(const std::string& folder, const std::string& name) {
   return folder == "/" ? "/" + name : folder + "/" + name;
 }
 
-std::string kind_of(mode_t mode) {
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  return "not a regular file";
-}
-
 std::string not_regular(mode_t mode) {
   return fmt::format("not a regular file ({}); streamlab writes reports only to regular files or - (stdout)",
-                     kind_of(mode));
+                     file_kind(mode));
 }
 
 // Why `folder` is no folder to write into, or "".
@@ -371,7 +362,7 @@ void OutputPlan::commit_files(const std::vector<std::string>& texts) const {
   for (size_t i = 0; i < requests_.size(); ++i) {
     struct stat st;
     if (slots[i] >= 0 && ::lstat(target_path(i).c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-      fail(i, fmt::format("it became {} after streamlab checked it", kind_of(st.st_mode)), "no report was written");
+      fail(i, fmt::format("it became {} after streamlab checked it", file_kind(st.st_mode)), "no report was written");
   }
   // Renames cannot be undone together: a failure here (a race with another process) says which
   // reports are already new.

@@ -32,16 +32,7 @@ FileRead refuse(std::string why, int error = 0) { return {"", std::move(why), er
 
 FileRead failed(int error) { return refuse("cannot be read: " + std::generic_category().message(error), error); }
 
-const char* kind_of(mode_t mode) {
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISDIR(mode)) return "a folder";
-  return "not a file";
-}
-
-FileRead not_regular(mode_t mode) { return refuse(fmt::format("is not a regular file ({})", kind_of(mode))); }
+FileRead not_regular(mode_t mode) { return refuse(fmt::format("is not a regular file ({})", file_kind(mode))); }
 
 std::string outside_message(const std::string& real, const std::string& folder) {
   return fmt::format("leads to '{}', outside the experiment's folder '{}' (files an experiment names must lie in "
@@ -134,6 +125,16 @@ std::optional<std::string> path_in_folder(std::string_view base, std::string_vie
   std::string out;
   for (auto part : parts) out += (out.empty() ? "" : "/") + std::string(part);
   return out;
+}
+
+const char* file_kind(unsigned mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISDIR(mode)) return "a folder";
+  return "not a file";
 }
 
 std::string folder_of(const std::string& file) {

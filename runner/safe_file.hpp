@@ -49,4 +49,8 @@ std::optional<std::string> path_in_folder(std::string_view base, std::string_vie
 // The folder of a file as its path names it: "exp.yaml" -> ".", "a/b/exp.yaml" -> "a/b".
 std::string folder_of(const std::string& file);
 
+// What a file that is not a regular file is, for messages: "a FIFO", "a character device", "a
+// folder", "a symbolic link" (as lstat sees it), ...
+const char* file_kind(unsigned mode);
+
 }  // namespace streamlab

@@ -140,7 +140,7 @@ TEST_CASE("outputs: a device is refused") {
 TEST_CASE("outputs: a directory is refused, and so is a path that names a folder") {
   Scratch s;
   fs::create_directories(s.dir / "sub");
-  CHECK(problems_of({{"--html", s / "sub"}}).find("not a regular file (a directory)") != std::string::npos);
+  CHECK(problems_of({{"--html", s / "sub"}}).find("not a regular file (a folder)") != std::string::npos);
   CHECK(problems_of({{"--html", s / "sub/"}}).find("names a folder; give a file name") != std::string::npos);
   CHECK(problems_of({{"--html", s / "sub/.."}}).find("names a folder; give a file name") != std::string::npos);
 }
