@@ -59,8 +59,7 @@ std::string uncapturable(std::string_view kind) {
 class CaptureCheck {
  public:
   CaptureCheck(LoadContext& ctx, const Op& graph)
-      : ctx_(ctx), graph_(graph), n_(ctx.exp.streams.size()), known_(n_, std::vector<int>(n_, -1)),
-        last_(n_, -1), in_(n_, false) {
+      : ctx_(ctx), graph_(graph), n_(ctx.exp.streams.size()), known_(n_), last_(n_, -1), in_(n_, false) {
     in_[graph.stream] = true;
   }
 
@@ -76,14 +75,14 @@ class CaptureCheck {
       return error(b, fmt::format("it runs in stream '{}', which is not part of the capture of '{}': fork it first "
                                   "(eventRecord on '{}', then streamWaitEvent on '{}')", s.name,
                                   ctx_.exp.streams[graph_.stream].name, ctx_.exp.streams[graph_.stream].name, s.name));
-    known_[b.stream][b.stream] = last_[b.stream] = i;
-    if (b.kind->name == "eventRecord" && b.event >= 0) recorded_[b.event] = known_[b.stream];
+    known(b.stream)[b.stream] = last_[b.stream] = i;
+    if (b.kind->name == "eventRecord" && b.event >= 0) recorded_[b.event] = known(b.stream);
   }
 
   void finish() {
     const int origin = graph_.stream;
     for (size_t t = 0; t < n_; ++t) {
-      if (static_cast<int>(t) == origin || !in_[t] || known_[origin][t] >= last_[t]) continue;
+      if (static_cast<int>(t) == origin || !in_[t] || known(origin)[t] >= last_[t]) continue;
       const std::string& name = ctx_.exp.streams[t].name;
       ctx_.diags.error(graph_.loc, fmt::format(
           "graph '{}': stream '{}' joined the capture but its last ops do not join back into '{}' before the capture "
@@ -102,7 +101,16 @@ class CaptureCheck {
                                   "cannot wait on work outside it (cudaErrorStreamCaptureIsolation); wait before "
                                   "the graph op instead", ctx_.exp.events[b.event].name));
     in_[b.stream] = true;  // a fork (or a join, if the stream is already in)
-    for (size_t t = 0; t < n_; ++t) known_[b.stream][t] = std::max(known_[b.stream][t], it->second[t]);
+    std::vector<int>& row = known(b.stream);
+    for (size_t t = 0; t < n_; ++t) row[t] = std::max(row[t], it->second[t]);
+  }
+
+  // A stream's row, made when the capture first reaches the stream: a graph that uses two of a
+  // thousand streams costs two rows, not a million entries.
+  std::vector<int>& known(int stream) {
+    std::vector<int>& row = known_[stream];
+    if (row.empty()) row.assign(n_, -1);
+    return row;
   }
 
   void error(const Op& b, const std::string& why) {

@@ -60,9 +60,8 @@ bool read_param(LoadContext& ctx, const YAML::Node& key, const YAML::Node& value
 
 // The line of the file that holds the first line of a YAML scalar's text: the next one for a
 // block scalar (`source: |`).
-int first_text_line(const Experiment& exp, const YAML::Node& node) {
+int first_text_line(const SourceLines& lines, const YAML::Node& node) {
   int line = node.Mark().line + 1;
-  SourceLines lines(exp.source);
   std::string_view at = lines.line(line);
   size_t col = static_cast<size_t>(node.Mark().column);
   bool block = col < at.size() && (at[col] == '|' || at[col] == '>');
@@ -420,6 +419,7 @@ std::optional<size_t> clean_text(std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     auto c = static_cast<unsigned char>(text[i]);
     if ((c < 0x20 && c != '\n' && !is_space(text[i])) || c == 0x7f) return i;
+    if (is_bidi_control(std::string_view(text).substr(i, 3))) return i;  // shown otherwise than compiled
   }
   return std::nullopt;
 }
@@ -427,7 +427,10 @@ std::optional<size_t> clean_text(std::string& text) {
 // Reads and vets a kernel's source and every file it includes (see above).
 class SourceReader {
  public:
-  SourceReader(const Experiment& exp, const UserKernel& k, Diagnostics& diags) : exp_(exp), k_(k), diags_(diags) {}
+  // At load the headers are read from the folder; when compiling, the texts load kept
+  // (UserKernel::headers) stand for them, so nothing is read twice.
+  SourceReader(const Experiment& exp, const UserKernel& k, Diagnostics& diags, bool from_folder)
+      : exp_(exp), k_(k), diags_(diags), from_folder_(from_folder) {}
 
   std::vector<SourceFile> read() {
     SourceFile own;
@@ -449,9 +452,12 @@ class SourceReader {
     auto bad = clean_text(files_[i].text);
     if (!bad) return true;
     Positions positions(files_[i].text);
+    bool bidi = is_bidi_control(std::string_view(files_[i].text).substr(*bad, 3));
     diags_.error(locate(files_[i], positions, *bad),
-                 fmt::format("kernel '{}': a control character (0x{:02x}) in the source; kernels are text", k_.name,
-                             static_cast<unsigned char>(files_[i].text[*bad])));
+                 bidi ? fmt::format("kernel '{}': a bidirectional control character in the source: it would show the "
+                                    "code otherwise than it compiles", k_.name)
+                      : fmt::format("kernel '{}': a control character (0x{:02x}) in the source; kernels are text",
+                                    k_.name, static_cast<unsigned char>(files_[i].text[*bad])));
     files_[i].text.clear();
     return false;
   }
@@ -510,7 +516,7 @@ class SourceReader {
     if (files_.size() > static_cast<size_t>(limits::kIncludedFiles))
       return fmt::format("included file '{}' is one more than the {} files a kernel may include", inc.name,
                          limits::kIncludedFiles);
-    FileRead file = read_in_experiment_folder(exp_.file, inc.name, from.folder);
+    FileRead file = from_folder_ ? read_in_experiment_folder(exp_.file, inc.name, from.folder) : kept(*rel);
     if (!file.ok()) return fmt::format("included file '{}' {}", inc.name, file.refusal);
     SourceFile header;
     header.shown = shown_prefix(exp_.file) + *rel;
@@ -559,16 +565,23 @@ class SourceReader {
     return {f.shown, shown_line, col + static_cast<int>(shift)};
   }
 
+  FileRead kept(const std::string& rel) const {
+    for (const auto& [path, text] : k_.headers)
+      if (path == rel) return {text, "", 0};
+    return {"", "was not read when the experiment was loaded", 0};
+  }
+
   const Experiment& exp_;
   const UserKernel& k_;
   Diagnostics& diags_;
+  bool from_folder_;
   std::vector<SourceFile> files_;
   std::map<std::string, std::string, std::less<>> refused_;  // path in the folder -> why it was not read
   std::optional<SourceLines> experiment_lines_;
 };
 
-std::vector<SourceFile> read_sources(const Experiment& exp, const UserKernel& k, Diagnostics& diags) {
-  return SourceReader(exp, k, diags).read();
+std::vector<SourceFile> read_sources(const Experiment& exp, const UserKernel& k, Diagnostics& diags, bool from_folder) {
+  return SourceReader(exp, k, diags, from_folder).read();
 }
 
 // The texts diagnostics may show lines of, by the name they are shown by: the experiment's, and
@@ -585,6 +598,11 @@ void remember(const std::vector<SourceFile>& files, ShownTexts& shown) {
 void read_params(LoadContext& ctx, const YAML::Node& params, UserKernel& k) {
   std::vector<std::pair<std::string, int>> declared;  // name, line
   for (const auto& item : params) {
+    if (k.params.size() == kMaxUserParams) {  // one more than a kernel may take: reported by the caller
+      UserKernelParam extra;
+      k.params.push_back(extra);
+      return;
+    }
     if (!item.IsMap() || item.size() != 1) {
       ctx.error(item, "expected one parameter per list item, as `- NAME: inout float32` or `- n: int32`");
       continue;
@@ -604,7 +622,18 @@ void read_params(LoadContext& ctx, const YAML::Node& params, UserKernel& k) {
   }
 }
 
+// Reads and vets the files the kernel includes, and keeps their texts for compiling; their bytes
+// count towards limits::kKernelSourceBytes with the kernels' own.
+void keep_headers(LoadContext& ctx, UserKernel& k) {
+  for (const SourceFile& f : read_sources(ctx.exp, k, ctx.diags, true)) {
+    if (f.nvrtc_name.starts_with("kernel '")) continue;  // the kernel's own text
+    k.headers.emplace_back(f.nvrtc_name, f.text);
+    ctx.kernel_source_bytes += static_cast<int64_t>(f.text.size());
+  }
+}
+
 void read_kernel(LoadContext& ctx, const YAML::Node& key, const YAML::Node& value) {
+  if (!ctx.room_for(key, ctx.exp.kernels, limits::kKernels, "user kernels")) return;
   if (!check_declared_name(ctx, key, ctx.exp.kernels, "kernel")) return;
   if (find_kernel(key.Scalar()) >= 0)
     return ctx.error(key, fmt::format("kernel '{}' is a built-in kernel's name; name yours otherwise", key.Scalar()));
@@ -619,7 +648,7 @@ void read_kernel(LoadContext& ctx, const YAML::Node& key, const YAML::Node& valu
   if (r.has("source")) {
     k.source = ctx.scalar(r.get("source"), "source").value_or("");
     k.source_file = ctx.exp.file;
-    k.first_line = first_text_line(ctx.exp, r.get("source"));
+    k.first_line = first_text_line(ctx.source_lines(), r.get("source"));
   } else {
     auto name = ctx.scalar(r.get("file"), "file");
     if (!name) return;
@@ -629,13 +658,19 @@ void read_kernel(LoadContext& ctx, const YAML::Node& key, const YAML::Node& valu
     // Declared all the same (the experiment is invalid now), so that its launches are still checked.
     if (!file.ok()) ctx.error(r.get("file"), fmt::format("kernel '{}': file '{}' {}", k.name, *name, file.refusal));
   }
-  if (!k.source.empty()) read_sources(ctx.exp, k, ctx.diags);  // its includes, vetted now: `check` shows them
+  if (!k.source.empty()) keep_headers(ctx, k);  // its includes, read and vetted now: `check` shows them
+  ctx.kernel_source_bytes += static_cast<int64_t>(k.source.size());
+  if (ctx.kernel_source_bytes > limits::kKernelSourceBytes)
+    return ctx.error(key, fmt::format("kernel '{}': the kernels' sources and the files they include come to more than "
+                                      "{} bytes in all", k.name, limits::kKernelSourceBytes));
   YAML::Node params = r.require("params");
   if (params.IsDefined() && !params.IsSequence())
     return ctx.error(params, fmt::format("params: expected a list of `- NAME: KIND`, got {}", describe_node(params)));
   read_params(ctx, params, k);
-  if (k.params.size() > kMaxUserParams)
-    ctx.error(params, fmt::format("kernel '{}' has {} parameters; at most {}", k.name, k.params.size(), kMaxUserParams));
+  if (k.params.size() > kMaxUserParams) {
+    ctx.error(params, fmt::format("kernel '{}' has more than {} parameters", k.name, kMaxUserParams));
+    k.params.resize(kMaxUserParams);
+  }
   ctx.exp.kernels.push_back(std::move(k));
 }
 
@@ -742,7 +777,7 @@ void add_log_diagnostics(const Experiment& exp, const UserKernel& k, const std::
     lines.push_back(std::string_view(log).substr(at, end - at));
     at = end + 1;
   }
-  size_t before = out.items().size();
+  size_t before = out.count();
   SourceLines experiment_lines(exp.source);
   for (size_t i = 0; i < lines.size(); ++i) {
     auto e = parse_error(lines[i], files);
@@ -756,7 +791,7 @@ void add_log_diagnostics(const Experiment& exp, const UserKernel& k, const std::
     std::string_view real = f->in_experiment ? experiment_lines.line(e->line) : SourceLines(f->text).line(e->line);
     out.error({f->shown, e->line, caret_column(lines, i, real)}, fmt::format("in kernel '{}': {}", k.name, e->message));
   }
-  if (out.items().size() == before)
+  if (out.count() == before)
     out.error(k.loc, fmt::format("kernel '{}' does not compile: {}", k.name, log.empty() ? "(no log)" : log));
 }
 
@@ -786,10 +821,10 @@ struct Program {
 // they point into in `shown`.
 std::pair<std::string, std::string> compile(const Experiment& exp, const UserKernel& k, const std::string& arch,
                                             Diagnostics& diags, ShownTexts& shown) {
-  size_t before = diags.items().size();
-  std::vector<SourceFile> files = read_sources(exp, k, diags);  // again: the files may have changed since load
+  size_t before = diags.count();
+  std::vector<SourceFile> files = read_sources(exp, k, diags, false);  // the texts load read and vetted
   remember(files, shown);
-  if (diags.items().size() != before) return {};
+  if (diags.count() != before) return {};
   // NVRTC would report a missing function as an error in its own name expression, at no useful line.
   if (!names_function(files, k.name)) {
     diags.error(k.loc, fmt::format("kernel '{}': the source defines no __global__ function named '{}'", k.name, k.name));

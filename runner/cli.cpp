@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <optional>
 
 #include <CLI/CLI.hpp>
@@ -60,6 +61,12 @@ class TimeLimit {
   // Once the experiment is loaded, its own `timeout:` applies unless --timeout was given.
   void loaded(const Experiment& exp) { watchdog_.set_deadline(deadline(seconds(&exp)), limit_text(&exp)); }
   void running_on(const Backend* backend) { backend_ = backend; }
+  // The run failed: its cleanup may still wait for the device (a kernel that never ends), and the
+  // limit's message must then say what failed, not only that time ran out.
+  void failed(const std::string& why) {
+    std::lock_guard lock(mutex_);
+    failure_ = why;
+  }
   RunProgress progress;
 
   int64_t seconds(const Experiment* exp) const {
@@ -79,6 +86,12 @@ class TimeLimit {
     return fmt::format("the command ran longer than {} s ({})", s, source);
   }
   std::string what_was_running() const {
+    {
+      std::lock_guard lock(mutex_);
+      if (!failure_.empty())
+        return fmt::format("the run had failed ({}), and streamlab was waiting for the device's unfinished work "
+                           "before it could exit", failure_);
+    }
     std::string out = "stopped " + progress.describe();
     const Backend* b = backend_;
     std::string detail = b ? b->unfinished() : "";
@@ -88,6 +101,8 @@ class TimeLimit {
   const RunArgs& args_;
   std::chrono::steady_clock::time_point start_;
   std::atomic<const Backend*> backend_{nullptr};
+  mutable std::mutex mutex_;
+  std::string failure_;
   Watchdog watchdog_;  // last: it calls what_was_running(), which reads the members above
 };
 
@@ -225,13 +240,19 @@ RunRecord run_with(const Experiment& exp, const RunArgs& args, TimeLimit& limit)
     limit.progress.phase = RunProgress::compiling;
     compile_for_check(exp);
   }
-  limit.running_on(backend.get());
   RunOptions options = run_options(exp, args, *backend);
   options.progress = progress_printer();
   options.where = &limit.progress;
-  RunRecord record = run_experiment(exp, *backend, options);
-  limit.running_on(nullptr);
-  return record;
+  limit.running_on(backend.get());
+  try {
+    RunRecord record = run_experiment(exp, *backend, options);
+    limit.running_on(nullptr);
+    return record;
+  } catch (const std::exception& e) {  // before `backend` is destroyed, which waits for the device
+    limit.running_on(nullptr);
+    limit.failed(e.what());
+    throw;
+  }
 }
 
 // The command line of a child run that finds the op behind a device fault (locate_fault.hpp): the

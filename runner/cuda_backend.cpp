@@ -151,6 +151,13 @@ class CudaBackend final : public Backend {
 
   void finish(std::vector<RepetitionSample>& timed) override {
     timer_->finish(timed);
+    // Only ops with device work have a device interval (CUPTI records a host-to-host copy too):
+    // the figures, the span and the reports then agree on what a device op is.
+    for (auto& rep : timed) {
+      for (size_t i = 0; i < exp_.ops.size(); ++i)
+        if (!exp_.ops[i].device_work) rep.ops[i].start_ms = rep.ops[i].end_ms = NAN;
+      set_device_span(rep);
+    }
     for (size_t i = 0; i < exp_.ops.size(); ++i)
       if (exp_.ops[i].kind == &kGraph)
         for (auto& rep : timed) assign_graph_body_times(state_, exp_.ops[i], rep.ops[i]);
@@ -223,16 +230,16 @@ class CudaBackend final : public Backend {
   // stand-in for the while (graphs may not capture them: load refuses it).
   void prepare_ops() {
     std::vector<Memory> stand_ins;
-    for (size_t b = 0; b < exp_.buffers.size(); ++b) {
-      if (exp_.buffers[b].alloc_op < 0) continue;
-      stand_ins.push_back(allocate(exp_.buffers[b]));
-      state_.buffers[b] = stand_ins.back().get();
-    }
     auto forget = [&] {  // the stand-ins are freed with `stand_ins`, never as the ops' allocations
       for (size_t b = 0; b < exp_.buffers.size(); ++b)
         if (exp_.buffers[b].alloc_op >= 0) state_.buffers[b] = nullptr;
     };
     try {
+      for (size_t b = 0; b < exp_.buffers.size(); ++b) {
+        if (exp_.buffers[b].alloc_op < 0) continue;
+        stand_ins.push_back(allocate(exp_.buffers[b]));
+        state_.buffers[b] = stand_ins.back().get();
+      }
       prepare_each_op();
       STREAMLAB_CUDA(cudaDeviceSynchronize());  // the warm-ups are done with the stand-ins
     } catch (...) {
@@ -292,10 +299,12 @@ class CudaBackend final : public Backend {
       timer_->after_op(i, stream);
       issued_ = i + 1;
     } catch (const CudaError& e) {
+      calling_ = -1;
       std::string what = fmt::format("{}: {}", op_context(op), e.what());
       if (is_device_fault(e.code)) throw DeviceFault(what, error_text(e.code), repetitions_, static_cast<int64_t>(i));
       throw RunError(what);
     } catch (const std::runtime_error& e) {  // a library's RunError
+      calling_ = -1;
       throw RunError(fmt::format("{}: {}", op_context(op), e.what()));
     }
     if (options_.synchronize_each_op) synchronize_after(i);

@@ -4,18 +4,21 @@
 
 namespace streamlab {
 
+void Diagnostics::add(Diagnostic d) {
+  has_errors_ = has_errors_ || d.severity == Severity::error;
+  if (full()) {
+    ++dropped_;
+    return;
+  }
+  items_.push_back(std::move(d));
+}
+
 void Diagnostics::error(const SourceLoc& loc, std::string message) {
-  items_.push_back({Severity::error, loc, std::move(message)});
+  add({Severity::error, loc, std::move(message)});
 }
 
 void Diagnostics::note(const SourceLoc& loc, std::string message) {
-  items_.push_back({Severity::note, loc, std::move(message)});
-}
-
-bool Diagnostics::has_errors() const {
-  for (const auto& d : items_)
-    if (d.severity == Severity::error) return true;
-  return false;
+  add({Severity::note, loc, std::move(message)});
 }
 
 std::string_view severity_name(Severity s) {
@@ -25,6 +28,13 @@ std::string_view severity_name(Severity s) {
     case Severity::note: return "note";
   }
   return "error";
+}
+
+bool is_bidi_control(std::string_view s) {
+  if (s.size() < 3 || static_cast<unsigned char>(s[0]) != 0xE2) return false;
+  auto b1 = static_cast<unsigned char>(s[1]), b2 = static_cast<unsigned char>(s[2]);
+  return (b1 == 0x80 && (b2 == 0x8E || b2 == 0x8F || (b2 >= 0xAA && b2 <= 0xAE))) ||  // U+200E-F, U+202A-E
+         (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9);                                    // U+2066-9
 }
 
 namespace {
@@ -38,6 +48,7 @@ size_t printable_utf8(std::string_view s, size_t i) {
   for (size_t k = 1; k < n; ++k)
     if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return 0;
   if (n == 2 && b == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) return 0;  // C1
+  if (n == 3 && is_bidi_control(s.substr(i, 3))) return 0;
   return n;
 }
 
@@ -121,6 +132,9 @@ std::string format_diagnostics(const Diagnostics& ds, std::string_view source) {
   std::string out;
   SourceLines lines(source);
   for (const auto& d : ds.items()) out += format_diagnostic(d, lines);
+  if (ds.dropped())
+    out += fmt::format("streamlab: {} more problems not shown (the first {} are above)\n", ds.dropped(),
+                       Diagnostics::kMost);
   return out;
 }
 

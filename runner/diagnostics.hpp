@@ -23,13 +23,24 @@ struct Diagnostic {
 // rather than one per run.
 class Diagnostics {
  public:
+  // At most this many are kept, as a compiler stops after so many errors: a file that repeats
+  // one mistake ten thousand times must not cost ten thousand messages.
+  static constexpr size_t kMost = 100;
+
   void error(const SourceLoc& loc, std::string message);
   void note(const SourceLoc& loc, std::string message);
-  bool has_errors() const;
+  bool has_errors() const { return has_errors_; }
+  // Whether no more are kept: callers may skip building a message then.
+  bool full() const { return items_.size() >= kMost; }
+  size_t dropped() const { return dropped_; }
+  size_t count() const { return items_.size() + dropped_; }  // every problem reported, kept or not
   const std::vector<Diagnostic>& items() const { return items_; }
 
  private:
+  void add(Diagnostic d);
   std::vector<Diagnostic> items_;
+  size_t dropped_ = 0;
+  bool has_errors_ = false;
 };
 
 // The lines of a source text, indexed once: printing many diagnostics of a long file must not
@@ -45,9 +56,14 @@ class SourceLines {
 };
 
 // `text` as it may be printed to a terminal: control characters (but tab and line feed), C1
-// controls and bytes that are not UTF-8 become `\xNN`, so that no user text (a name, a source line, a path) can move the
+// controls, bidirectional controls and bytes that are not UTF-8 become `\xNN`, so that no user text (a name, a source line, a path) can move the
 // cursor, recolour or rewrite what a grader reads, or cut a message short.
 std::string printable(std::string_view text);
+
+// Whether `s` starts with the UTF-8 of a bidirectional control (U+200E, U+200F, U+202A to U+202E,
+// U+2066 to U+2069): invisible, they reorder what a terminal or an editor shows, so that the
+// source a grader reads differs from what runs ("Trojan Source").
+bool is_bidi_control(std::string_view s);
 
 // `file:line:col: error: message`, then the offending source line and a caret under the column.
 // Everything printed goes through printable().

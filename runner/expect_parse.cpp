@@ -6,6 +6,7 @@
 // Names resolve at load (op ids, streams, params), so a typo is reported with its column.
 #include <cctype>
 #include <cstdlib>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -27,8 +28,10 @@ struct ParseFailure {
 
 class Parser {
  public:
-  Parser(std::string_view text, const Experiment& exp, const ParamScope& params)
-      : text_(text), exp_(exp), params_(params) {}
+  // `op_of`: every op id, with its index (built once for all expectations).
+  Parser(std::string_view text, const Experiment& exp, const ParamScope& params,
+         const std::unordered_map<std::string, int>& op_of)
+      : text_(text), exp_(exp), params_(params), op_of_(op_of) {}
 
   NodePtr run() {
     NodePtr root = parse_or();
@@ -152,7 +155,8 @@ class Parser {
   }
 
   int op_index(const std::string& id, size_t at) {
-    std::vector<std::string> ids;
+    if (auto it = op_of_.find(id); it != op_of_.end()) return it->second;
+    std::vector<std::string> ids;  // not found: the ids, for the message
     for (const Op& op : exp_.ops) ids.push_back(op.id);
     return resolve(ids, id, "op", "op ids", at);
   }
@@ -279,6 +283,7 @@ class Parser {
   std::string_view text_;
   const Experiment& exp_;
   const ParamScope& params_;
+  const std::unordered_map<std::string, int>& op_of_;
   size_t pos_ = 0;
 };
 
@@ -297,6 +302,8 @@ void load_expectations(LoadContext& ctx, const YAML::Node& node) {
     ctx.error(node, fmt::format("expect: expected a list of conditions (`- \"span() < 2\"`), got {}", describe_node(node)));
     return;
   }
+  std::unordered_map<std::string, int> op_of;
+  for (size_t i = 0; i < ctx.exp.ops.size(); ++i) op_of.emplace(ctx.exp.ops[i].id, static_cast<int>(i));
   for (const auto& item : node) {
     auto text = ctx.scalar(item, "expect");
     if (!text) continue;
@@ -306,7 +313,7 @@ void load_expectations(LoadContext& ctx, const YAML::Node& node) {
       continue;
     }
     try {
-      auto root = Parser(*text, ctx.exp, ctx.params).run();
+      auto root = Parser(*text, ctx.exp, ctx.params, op_of).run();
       ctx.exp.expectations.push_back({*text, ctx.loc(item), root, uses_time(*root)});
     } catch (const ParseFailure& f) {
       SourceLoc at = ctx.loc(item);

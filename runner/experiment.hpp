@@ -163,6 +163,9 @@ struct UserKernel {
   std::string source_file;  // where the text is: the experiment file (inline) or the file beside it
   int first_line = 1;   // the line of that file holding the text's first line
   std::vector<UserKernelParam> params;
+  // The files it includes, as load read and vetted them (path in the experiment's folder, text):
+  // compiling uses these texts, so what `check` vetted is what NVRTC compiles.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 // An NCCL communicator (`communicators:`): one rank per device listed, all driven by this process

@@ -183,7 +183,8 @@ void add_overlaps(const Experiment& exp, const OpGroups& g, const RunRecord& run
       if (exp.ops[a].stream != exp.ops[b].stream)
         if (double o = median_overlap(run, a, b); o > 0) f.overlaps.push_back({a, b, o});
     }
-  for (size_t i = 0; i < f.streams.size(); ++i)
+  f.stream_pairs_skipped = f.streams.size() > kMaxStreamsForPairs;
+  for (size_t i = 0; i < f.streams.size() && !f.stream_pairs_skipped; ++i)
     for (size_t j = i + 1; j < f.streams.size(); ++j) {
       double o = median_streams_overlap(g, run, f.streams[i].stream, f.streams[j].stream);
       if (o > 0) f.stream_overlaps.push_back({size_t(f.streams[i].stream), size_t(f.streams[j].stream), o});

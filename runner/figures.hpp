@@ -51,10 +51,12 @@ struct RunFigures {
   std::vector<OverlapFigures> overlaps;         // op pairs that overlapped (median > 0)
   bool op_pairs_skipped = false;                // more than kMaxOpsForPairs device ops
   std::vector<OverlapFigures> stream_overlaps;  // stream pairs whose busy times overlapped
+  bool stream_pairs_skipped = false;            // more than kMaxStreamsForPairs streams with device ops
   SpanBounds bounds;
 };
 
 inline constexpr size_t kMaxOpsForPairs = 256;  // op pairs grow as n^2: beyond this, streams only
+inline constexpr size_t kMaxStreamsForPairs = 64;  // and stream pairs as streams^2 x ops: beyond this, none
 
 RunFigures run_figures(const Experiment& exp, const RunRecord& run);
 std::vector<OpFigures> op_figures(const RunRecord& run, size_t op_count);

@@ -13,6 +13,8 @@ namespace streamlab::limits {
 inline constexpr int64_t kExperimentFileBytes = 16 << 20;  // the experiment file itself
 inline constexpr int64_t kSourceFileBytes = 1 << 20;       // a kernel `file:` or a header it includes
 inline constexpr int kIncludedFiles = 64;                  // headers included by one kernel, in all
+inline constexpr int64_t kKernels = 256;                   // user kernels (`kernels:`)
+inline constexpr int64_t kKernelSourceBytes = 16 << 20;    // their sources and headers, all together
 
 // --- nesting (each level is a stack frame of a recursive parser) ---
 inline constexpr int kExpressionDepth = 200;  // parentheses and unary operators in one expression
@@ -29,6 +31,7 @@ inline constexpr int64_t kStreams = 1024;  // declared, with the default streams
 inline constexpr int64_t kEvents = 4096;
 inline constexpr int64_t kBuffers = 4096;
 inline constexpr int64_t kArray = 4096;    // elements of one `array:`
+inline constexpr int64_t kParams = 4096;
 
 // --- the op list ---
 inline constexpr int64_t kExpandedOps = 100'000;  // after loops, graph bodies included
@@ -45,6 +48,9 @@ inline constexpr int64_t kRepetitions = 1'000'000;
 
 // --- time ---
 inline constexpr int64_t kDefaultTimeoutSeconds = 60;  // a lab's experiment runs in seconds
+// What an experiment's own `timeout:` may ask for: the file is untrusted, so it may not give itself
+// hours; whoever runs it may (--timeout, up to a day, or 0 for none).
+inline constexpr int64_t kExperimentTimeoutSeconds = 600;
 inline constexpr int64_t kMaxTimeoutSeconds = 86'400;
 
 }  // namespace streamlab::limits

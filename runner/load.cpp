@@ -53,6 +53,7 @@ void load_params(LoadContext& ctx, const YAML::Node& node, const LoadOptions& op
   std::vector<Declared> declared;
   if (node.IsMap()) {
     for (auto it = node.begin(); it != node.end(); ++it) {
+      if (!ctx.room_for(it->first, declared, limits::kParams, "params")) break;
       if (!check_declared_name(ctx, it->first, declared, "param")) continue;
       std::string name = it->first.Scalar();
       declared.push_back({name, ctx.loc(it->first)});
@@ -189,9 +190,10 @@ void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& optio
   ctx.exp.repeat = load_count(ctx, top, "repeat", ctx.exp.repeat, 1);
   ctx.exp.warmup = load_count(ctx, top, "warmup", ctx.exp.warmup, 0);
   ctx.exp.timeout_s = load_count(ctx, top, "timeout", 0, 1);
-  if (ctx.exp.timeout_s > limits::kMaxTimeoutSeconds)
-    ctx.error(top.get("timeout"), fmt::format("timeout: {} s; at most {} (a day)", ctx.exp.timeout_s,
-                                              limits::kMaxTimeoutSeconds));
+  if (ctx.exp.timeout_s > limits::kExperimentTimeoutSeconds)
+    ctx.error(top.get("timeout"), fmt::format("timeout: {} s; an experiment may ask for at most {} (a longer run needs "
+                                              "--timeout on the command line)", ctx.exp.timeout_s,
+                                              limits::kExperimentTimeoutSeconds));
   if (top.has("gate"))
     ctx.exp.gate = ctx.choice(top.get("gate"), "gate", {"false", "true"}).value_or(1) == 1;
   if (top.has("timer")) {

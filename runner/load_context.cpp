@@ -132,6 +132,10 @@ std::optional<int> LoadContext::lookup(const YAML::Node& node, std::string_view 
   if (!name) return std::nullopt;
   for (size_t i = 0; i < items.size(); ++i)
     if (items[i].name == *name) return static_cast<int>(i);
+  if (diags.full()) {  // not kept: not worth building
+    diags.error(loc(node), "");
+    return std::nullopt;
+  }
   std::vector<std::string> names;  // not found: the names, for the message
   for (const auto& item : items) names.push_back(item.name);
   if (size_t open = name->find('['); open != std::string::npos) {  // an index past an array's end?

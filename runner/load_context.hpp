@@ -55,6 +55,12 @@ class LoadContext {
   // experiment, and checking that must not cost a scan of every earlier op.
   std::unordered_map<std::string, int> op_ids;
   int block_depth = 0;            // loops and graphs open around the op being read
+  int64_t kernel_source_bytes = 0;  // user kernels' sources and headers, read so far
+  // The experiment's lines, indexed once, for whatever needs a line of it during load.
+  const SourceLines& source_lines() {
+    if (!lines_) lines_.emplace(exp.source);
+    return *lines_;
+  }
   int64_t loop_iterations = 0;    // bodies repeated by loops so far, in all
   int64_t expanded_ops = 0;       // ops read so far, graph bodies included
 
@@ -72,6 +78,7 @@ class LoadContext {
   template <class T>
   std::optional<int> lookup(const YAML::Node& node, std::string_view kind, const std::vector<T>& items);
   std::set<std::string> full_;  // kinds of declarations whose limit was reported
+  std::optional<SourceLines> lines_;
 };
 
 // One level of loops or graphs around the ops being read: false, reported, past

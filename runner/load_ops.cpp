@@ -81,7 +81,7 @@ void load_loop(LoadContext& ctx, const YAML::Node& body, std::vector<Op>& out, s
   }
   BlockLevel level(ctx, body);
   if (!level.ok()) return;
-  size_t errors = ctx.diags.items().size();
+  size_t errors = ctx.diags.count();
   for (int64_t v = 0; v < *count; ++v) {
     if (++ctx.loop_iterations > limits::kLoopIterations) {
       ctx.error(r.get("count"), fmt::format("loops repeat their bodies more than {} times in all (count x body, "
@@ -90,7 +90,7 @@ void load_loop(LoadContext& ctx, const YAML::Node& body, std::vector<Op>& out, s
     }
     ctx.params[*var] = v;
     for (const auto& item : ops) load_op(ctx, item, out, prefix);
-    if (ctx.diags.items().size() > errors) break;  // the same mistake once, not once per iteration
+    if (ctx.diags.count() > errors) break;  // the same mistake once, not once per iteration
   }
   ctx.params.erase(*var);
 }

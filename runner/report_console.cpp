@@ -109,7 +109,10 @@ std::string concurrency(const Experiment& exp, const RunFigures& f) {
   if (f.overlaps.size() > kMaxOverlapLines)
     out += fmt::format("    ... {} more op pairs in --json\n", f.overlaps.size() - kMaxOverlapLines);
   if (f.op_pairs_skipped) out += fmt::format("    (op pairs not listed: over {} device ops)\n", kMaxOpsForPairs);
-  if (f.overlaps.empty() && f.stream_overlaps.empty()) out += "    none\n";
+  if (f.stream_pairs_skipped)
+    out += fmt::format("    (stream pairs not listed: over {} streams with device ops)\n", kMaxStreamsForPairs);
+  if (f.overlaps.empty() && f.stream_overlaps.empty() && !f.op_pairs_skipped && !f.stream_pairs_skipped)
+    out += "    none\n";
   const SpanBounds& b = f.bounds;
   out += "  span against its bounds\n";
   out += fmt::format("    {:<40} {:>9.3f} ms\n", "no overlap (sum of op durations)", b.sum_ms);

@@ -98,6 +98,7 @@ json figures_json(const Experiment& exp, const RunFigures& f) {
           {"op_overlaps", overlaps_json(f.overlaps, [&](size_t i) { return exp.ops[i].id; })},
           {"op_overlaps_listed", !f.op_pairs_skipped},
           {"stream_overlaps", overlaps_json(f.stream_overlaps, [&](size_t i) { return exp.streams[i].name; })},
+          {"stream_overlaps_listed", !f.stream_pairs_skipped},
           {"bounds", {{"no_overlap_ms", number(b.sum_ms)}, {"full_overlap_ms", number(b.busiest_ms)},
                       {"busiest", b.busiest}, {"span_ms", number(b.span_ms)}, {"efficiency", number(b.efficiency)},
                       {"concurrency", number(b.concurrency)}}}};

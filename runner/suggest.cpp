@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include <fmt/format.h>
+
 namespace streamlab {
 namespace {
 
@@ -27,10 +29,14 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }  // namespace
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  constexpr size_t kLongest = 64;  // a typo of a long word is rare; comparing it costs its length squared
+  if (word.size() > kLongest) return "";
   size_t limit = std::max<size_t>(1, word.size() / 3);
   std::string best;
   size_t best_distance = limit + 1;
   for (const auto& c : candidates) {
+    // Lengths further apart than the limit cannot be within it.
+    if (c.size() > word.size() + limit || word.size() > c.size() + limit) continue;
     size_t d = edit_distance(word, c);
     if (d >= std::max(word.size(), c.size())) continue;  // nothing in common: 'M' is no typo of 'K'
     if (d < best_distance) best_distance = d, best = c;
@@ -48,7 +54,13 @@ std::string unknown_name(std::string_view kind, std::string_view name, const std
   if (names.empty()) return "unknown " + std::string(kind) + " '" + std::string(name) + "' (the experiment declares no " +
                             std::string(plural) + ")";
   return "unknown " + std::string(kind) + " '" + std::string(name) + "'" + did_you_mean(name, names) + " (" +
-         std::string(plural) + ": " + join(names) + ")";
+         std::string(plural) + ": " + join_some(names) + ")";
+}
+
+std::string join_some(const std::vector<std::string>& items, size_t most) {
+  if (items.size() <= most) return join(items);
+  std::vector<std::string> first(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(most));
+  return join(first) + fmt::format(", ... ({} in all)", items.size());
 }
 
 int index_of(const std::vector<std::string>& names, std::string_view name) {

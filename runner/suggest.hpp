@@ -22,5 +22,8 @@ int index_of(const std::vector<std::string>& names, std::string_view name);
 
 // "a, b, c" for listing what was expected.
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
+// The same, for lists that may be long (4096 buffers of an array): the first `most`, then
+// ", ... (N in all)", so that a message stays short however many names there are.
+std::string join_some(const std::vector<std::string>& items, size_t most = 12);
 
 }  // namespace streamlab

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <memory>
+
 #include <fmt/format.h>
 
 #include "runner/diagnostics.hpp"
@@ -9,7 +11,7 @@
 namespace streamlab {
 namespace {
 
-constexpr int kExitRuntime = 3;  // a CUDA or runtime failure (cli.hpp)
+constexpr int kExitRuntime = 3;  // cli.hpp's exit code of a runtime failure; the CLI is above this layer
 
 // write(2) until done: the process ends right after, with nothing else to flush it.
 void write_stderr(const std::string& text) {
@@ -50,12 +52,36 @@ void Watchdog::watch() {
   while (!stopped_) {
     if (wake_.wait_until(lock, deadline_) == std::cv_status::no_timeout) continue;  // stopped, or moved
     if (stopped_ || std::chrono::steady_clock::now() < deadline_) continue;
-    std::string what = what_was_running_();
-    // Exits without unwinding: the main thread may be blocked in the driver for ever, and the
-    // driver ends the process's kernels when the process ends.
-    write_stderr(printable(fmt::format("streamlab: error: time limit reached: {}; {}\n", limit_text_, what)));
-    ::_exit(kExitRuntime);
+    std::string limit = limit_text_;
+    lock.unlock();
+    expire(limit);
   }
+}
+
+// Asks what was running on a thread of its own, for at most kAskSeconds: the answer queries the
+// driver, which may itself be stuck. Then exits without unwinding: the main thread may be blocked
+// in the driver for ever, and the driver ends the process's kernels when the process ends.
+[[noreturn]] void Watchdog::expire(const std::string& limit) {
+  constexpr auto kAskSeconds = std::chrono::seconds(5);
+  struct Answer {
+    std::mutex mutex;
+    std::condition_variable ready;
+    std::string text;
+    bool done = false;
+  };
+  auto answer = std::make_shared<Answer>();
+  std::thread([answer, ask = what_was_running_] {
+    std::string text = ask();
+    std::lock_guard lock(answer->mutex);
+    answer->text = std::move(text);
+    answer->done = true;
+    answer->ready.notify_all();
+  }).detach();
+  std::unique_lock lock(answer->mutex);
+  bool answered = answer->ready.wait_for(lock, kAskSeconds, [&] { return answer->done; });
+  std::string what = answered ? answer->text : "what was running could not be asked (the driver did not answer)";
+  write_stderr(printable(fmt::format("streamlab: error: time limit reached: {}; {}\n", limit, what)));
+  ::_exit(kExitRuntime);
 }
 
 }  // namespace streamlab

@@ -28,6 +28,7 @@ class Watchdog {
 
  private:
   void watch();
+  [[noreturn]] void expire(const std::string& limit);
 
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -38,6 +38,8 @@ std::string describe_character(std::string_view s, size_t i, size_t n, char32_t 
   if (n == 0) return fmt::format("byte 0x{:02X}, which is not UTF-8", static_cast<unsigned char>(s[i]));
   if (cp == 0) return "a NUL byte";
   if (cp == 0x1B) return "an escape character (U+001B)";
+  if (is_bidi_control(s.substr(i, n)))
+    return fmt::format("the bidirectional control U+{:04X}, which reorders what is shown", static_cast<uint32_t>(cp));
   return fmt::format("the control character U+{:04X}", static_cast<uint32_t>(cp));
 }
 
@@ -47,7 +49,7 @@ bool check_text(std::string_view text, const std::string& file, Diagnostics& dia
   for (size_t i = 0; i < text.size();) {
     char32_t cp = 0;
     size_t n = decode_utf8(text, i, cp);
-    if (n == 0 || !printable(cp) || (cp == 0xFEFF && i != 0)) {
+    if (n == 0 || !printable(cp) || (cp == 0xFEFF && i != 0) || is_bidi_control(text.substr(i, n))) {
       diags.error({file, line, col}, fmt::format("{}: an experiment file is UTF-8 text without control characters "
                                                  "(tabs and line breaks are fine)", describe_character(text, i, n, cp)));
       return false;

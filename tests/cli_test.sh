@@ -175,12 +175,12 @@ if [[ -n $marker_probe ]]; then
   rm -rf "$lab"
 fi
 
-# Time limits: the host backend walking a large transpose 40 times is stopped, and the op named.
-printf 'name: slow\nparams: {N: 8192}\nbuffers:\n  a: {type: int32, shape: [N, N], memory: device, init: sequence}\n  b: {type: int32, shape: [N, N], memory: device}\nops:\n  - loop: {var: i, count: 40, ops: [{launch: {id: "t[i]", kernel: transpose_naive, grid: [256, 256], block: [32, 32], args: {in: a, out: b, n: N}}}]}\n' >"$out.slow.yaml"
+# Time limits: the host backend walking a transpose 400 times (about 10 s) is stopped, and the op named.
+printf 'name: slow\nparams: {N: 4096}\nbuffers:\n  a: {type: int32, shape: [N, N], memory: device, init: sequence}\n  b: {type: int32, shape: [N, N], memory: device}\nops:\n  - loop: {var: i, count: 400, ops: [{launch: {id: "t[i]", kernel: transpose_naive, grid: [128, 128], block: [32, 32], args: {in: a, out: b, n: N}}}]}\n' >"$out.slow.yaml"
 expect timeout-host 3 "time limit reached: the command ran longer than 1 s \(--timeout 1\); stopped in timed repetition 1 of 1; the host backend was performing op 't\[[0-9]+\]' \(.*slow.yaml:7:" -- \
   "$bin" run "$out.slow.yaml" --backend host --timeout 1 --json "$out.slow.json"
 expect timeout-no-report 0 '^absent$' -- bash -c "test -e '$out.slow.json' || echo absent"
-printf 'name: slow\ntimeout: 1\nparams: {N: 8192}\nbuffers:\n  a: {type: int32, shape: [N, N], memory: device, init: sequence}\n  b: {type: int32, shape: [N, N], memory: device}\nops:\n  - loop: {var: i, count: 40, ops: [{launch: {kernel: transpose_naive, grid: [256, 256], block: [32, 32], args: {in: a, out: b, n: N}}}]}\n' >"$out.slow.yaml"
+printf 'name: slow\ntimeout: 1\nparams: {N: 4096}\nbuffers:\n  a: {type: int32, shape: [N, N], memory: device, init: sequence}\n  b: {type: int32, shape: [N, N], memory: device}\nops:\n  - loop: {var: i, count: 400, ops: [{launch: {kernel: transpose_naive, grid: [128, 128], block: [32, 32], args: {in: a, out: b, n: N}}}]}\n' >"$out.slow.yaml"
 expect timeout-yaml 3 'ran longer than 1 s \(`timeout: 1` in the experiment\)' -- "$bin" run "$out.slow.yaml" --backend host
 rm -f "$out.slow.yaml"
 expect memory-refused 3 "need 7.276 TiB of host memory .* nothing was allocated" -- \
