@@ -115,6 +115,9 @@ struct CudaOptions {
   bool synchronize_each_op = false;
 };
 std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device, CudaOptions options = {});
+// Destroys this process's context on `device` after a device fault (which leaves it unusable),
+// so its memory is free for the run that finds the op behind the fault.
+void release_cuda_device(int device);
 
 // Number of CUDA devices; 0 with the runtime's reason in `why` when there is none (no driver,
 // no GPU). The first CUDA call of the process: it also sets the process's CUDA environment.

@@ -73,6 +73,13 @@ class TimeLimit {
     if (args_.timeout >= 0) return args_.timeout;
     return exp && exp->timeout_s > 0 ? exp->timeout_s : limits::kDefaultTimeoutSeconds;
   }
+  // What is left of the limit, in whole seconds (at least 1); 0 when there is no limit.
+  int64_t seconds_left(const Experiment& exp) const {
+    int64_t s = seconds(&exp);
+    if (s == 0) return 0;
+    auto spent = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start_).count();
+    return std::max<int64_t>(1, s - spent);
+  }
 
  private:
   std::chrono::steady_clock::time_point deadline(int64_t s) const {
@@ -269,6 +276,7 @@ std::vector<std::string> locating_args(const RunArgs& args, const DeviceFault& f
 
 // A device fault, with the op that caused it when a run with every op synchronized finds it.
 RunError explain_fault(const Experiment& exp, const RunArgs& args, const DeviceFault& fault, int64_t timeout_s) {
+  release_cuda_device(args.device);
   LocatedFault found = locate_fault(locating_args(args, fault, timeout_s));
   std::string where = fault.op >= 0 ? fmt::format("in the call of op '{}' (line {})", exp.ops[fault.op].id,
                                                   exp.ops[fault.op].loc.line)
@@ -279,7 +287,7 @@ RunError explain_fault(const Experiment& exp, const RunArgs& args, const DeviceF
   const Op& op = exp.ops[found.op];
   return RunError(fmt::format(
       "{}: a device fault in repetition {}: {}\n  found by running the experiment again with every op synchronized "
-      "(CUDA_LAUNCH_BLOCKING=1, cudaDeviceSynchronize after each op): the fault appeared when this {} finished; run "
+      "(cudaDeviceSynchronize after each op): the fault appeared when this {} finished; run "
       "as written, CUDA reported it {}", op_context(op), fault.repetition, fault.error, op.kind->name, where));
 }
 
@@ -298,8 +306,8 @@ int cmd_run(const RunArgs& args) {
       std::cerr << located_line(fault.op);
       throw;
     }
-    int64_t seconds = limit->seconds(&exp);
-    limit.reset();  // the child run has a limit of its own
+    int64_t seconds = limit->seconds_left(exp);
+    limit.reset();  // the child run has what is left of it
     throw explain_fault(exp, args, fault, seconds);
   }
   RunRecord record = std::move(*ran);

@@ -483,6 +483,10 @@ std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device, Cu
   return std::make_unique<CudaBackend>(exp, device, options);
 }
 
+void release_cuda_device(int device) {
+  if (cudaSetDevice(device) == cudaSuccess) (void)cudaDeviceReset();  // best effort: the context is already broken
+}
+
 int cuda_device_count(std::string* why) {
   // Load every kernel when the context is created, so lazy loading never lands in a timed
   // repetition; a value the user set is kept.

@@ -1,5 +1,7 @@
 #include "runner/diagnostics.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace streamlab {
@@ -86,6 +88,28 @@ std::pair<std::string, std::string> source_and_caret(std::string_view text, int 
   return {line, pad};
 }
 
+// A long source line is shown as a window of it around the column, "..." marking each cut, so a
+// diagnostic stays readable (a file may hold one line of megabytes).
+constexpr size_t kExcerptBytes = 160;
+
+struct Excerpt {
+  std::string_view text;
+  int col = 0;  // in `text`
+  bool cut_front = false, cut_back = false;
+};
+
+bool utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+Excerpt excerpt(std::string_view text, int col) {
+  if (text.size() <= kExcerptBytes) return {text, col};
+  size_t at = std::min(static_cast<size_t>(std::max(col - 1, 0)), text.size());
+  size_t begin = std::min(at > kExcerptBytes / 2 ? at - kExcerptBytes / 2 : 0, text.size() - kExcerptBytes);
+  while (begin > 0 && utf8_continuation(text[begin])) --begin;
+  size_t end = std::min(text.size(), begin + kExcerptBytes);
+  while (end < text.size() && utf8_continuation(text[end])) ++end;
+  return {text.substr(begin, end - begin), col - static_cast<int>(begin), begin > 0, end < text.size()};
+}
+
 }  // namespace
 
 std::string printable(std::string_view text) {
@@ -122,9 +146,11 @@ std::string format_diagnostic(const Diagnostic& d, const SourceLines& source) {
     out = fmt::format("{}: {}: {}\n", printable(d.loc.file), severity_name(d.severity), printable(d.message));
   std::string_view text = d.loc.line > 0 ? source.line(d.loc.line) : std::string_view{};
   if (text.empty()) return out;
-  auto [line, pad] = source_and_caret(text, d.loc.col);
-  out += fmt::format("{:>5} | {}\n", d.loc.line, line);
-  out += fmt::format("      | {}^\n", pad);
+  Excerpt shown = excerpt(text, d.loc.col);
+  auto [line, pad] = source_and_caret(shown.text, shown.col);
+  std::string_view front = shown.cut_front ? "..." : "", back = shown.cut_back ? "..." : "";
+  out += fmt::format("{:>5} | {}{}{}\n", d.loc.line, front, line, back);
+  out += fmt::format("      | {}{}^\n", std::string(front.size(), ' '), pad);
   return out;
 }
 

@@ -2,8 +2,9 @@
 // Finding the op behind a device fault. CUDA reports a fault of device code (an illegal address,
 // a trap) at whatever call comes next, and the process's context is unusable after it: so the
 // experiment runs again in a child process of this program, up to the repetition that faulted,
-// with every op synchronized (and CUDA_LAUNCH_BLOCKING=1), where the first op that reports the
-// fault is the one that caused it.
+// with cudaDeviceSynchronize after every op, where the first op that reports the fault is the one
+// that caused it. (CUDA_LAUNCH_BLOCKING=1 would add nothing to that, and it is not set: an
+// experiment's own setting stays as it was.)
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,7 +17,8 @@ struct LocatedFault {
 };
 
 // `args`: the child's command line after the program (`run FILE --set ... --repeat R ...`,
-// `--locate-fault` included). The child is stopped by its own --timeout.
+// `--locate-fault` included). The child is stopped by its own --timeout: what is left of the
+// parent's.
 LocatedFault locate_fault(const std::vector<std::string>& args);
 
 // What a child run with --locate-fault prints on stderr when op `op` faulted: one line the parent

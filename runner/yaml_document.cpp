@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 
 #include "runner/limits.hpp"
@@ -200,6 +201,10 @@ YAML::Node parse_document(const std::string& text, const std::string& file, Diag
   try {
     if (!check_document(text, file, diags)) return YAML::Node(YAML::NodeType::Null);
     return YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own guard; its message says only "bad file"
+    diags.error({file, e.mark.line + 1, e.mark.column + 1},
+                fmt::format("malformed YAML: collections nested too deeply: the YAML parser stops at a depth of {}",
+                            e.depth()));
   } catch (const YAML::ParserException& e) {
     diags.error({file, e.mark.line + 1, e.mark.column + 1}, "malformed YAML: " + e.msg);
   }

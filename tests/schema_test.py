@@ -61,6 +61,8 @@ def schema_errors(path):
         document = yaml.safe_load(text)
     except yaml.YAMLError as e:
         return [f"not YAML: {e}".splitlines()[0]]
+    except RecursionError:
+        return ["not YAML that a parser accepts: nested too deeply"]
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(document)]
 
 
