@@ -116,8 +116,9 @@ want compare && for timer in ${COMPARE_TIMERS:-none}; do  # COMPARE_TIMERS="none
   "$benchdir/compare" --timer "$timer" --seconds "${COMPARE_SECONDS:-10}" 2>&1 | tee "$logs/compare_$timer.log"
 done
 
-# Issue 13 on the GPU: the experiments that once failed there, a kernel that never ends (stopped by
-# the time limit, named, with either timer) and a write out of bounds (blamed on its launch).
+# Safety on the GPU (docs/safety.md): the experiments that once failed there, a kernel that never
+# ends (stopped by the time limit, named, with either timer) and a write out of bounds (blamed on
+# its launch).
 if want safety; then
   echo "== safety"
   for f in experiments/graph_host_function.yaml experiments/graph_pageable_copy.yaml \

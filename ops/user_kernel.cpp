@@ -928,6 +928,15 @@ std::string format_with_kernel_sources(const Diagnostics& diags, const std::stri
   });
 }
 
+std::vector<std::string> user_kernel_files(const Experiment& exp) {
+  std::vector<std::string> out;
+  for (const UserKernel& k : exp.kernels) {
+    if (k.source_file != exp.file) out.push_back(k.source_file);
+    for (const auto& header : k.headers) out.push_back(shown_prefix(exp.file) + header.first);
+  }
+  return out;
+}
+
 bool is_user_kernel(const Op& op) { return op.kernel >= kUserKernelBase; }
 
 const UserKernel& user_kernel(const Experiment& exp, const Op& op) { return exp.kernels[op.kernel - kUserKernelBase]; }

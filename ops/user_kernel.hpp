@@ -34,6 +34,10 @@ std::vector<KernelParam> user_params(const UserKernel& k);
 std::string format_with_kernel_sources(const Diagnostics& diags, const std::string& experiment_file,
                                        std::string_view experiment_source);
 
+// The files in the experiment's folder that its user kernels read (their `file:` and the files
+// they include), as paths to open from here: no report may replace one.
+std::vector<std::string> user_kernel_files(const Experiment& exp);
+
 // Compiles every user kernel for `arch` ("sm_90" for a device's own code; "compute_75" for a check
 // without a device). Throws InvalidExperiment with the compiler's errors at their source lines,
 // RunError when NVRTC cannot be loaded. Returns the images (cubin or PTX), by kernel.

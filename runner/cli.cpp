@@ -189,6 +189,13 @@ OutputPlan output_plan(const RunArgs& args) {
   return OutputPlan(std::move(requests), {{"the experiment file", args.file}});
 }
 
+// The files the experiment's kernels read are known once it is loaded: no report replaces them.
+void refuse_kernel_files(const OutputPlan& plan, const Experiment& exp) {
+  std::vector<InputFile> inputs;
+  for (auto& path : user_kernel_files(exp)) inputs.push_back({fmt::format("a file a user kernel reads ({})", path), path});
+  plan.refuse_inputs(inputs);
+}
+
 // Writes every report asked for, all or none; a report sent to stdout replaces the console report
 // there.
 void write_reports(const Experiment& exp, const RunRecord& record, const OutputPlan& plan) {
@@ -296,6 +303,7 @@ int cmd_run(const RunArgs& args) {
   std::optional<TimeLimit> limit(std::in_place, args);
   Experiment exp = load_file(args.file, load_options(args.sets));
   limit->loaded(exp);
+  refuse_kernel_files(plan, exp);
   Findings findings = refuse_on_findings(exp, args);
   apply_environment(exp);
   std::optional<RunRecord> ran;

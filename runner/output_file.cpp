@@ -67,6 +67,17 @@ std::string join_path(const std::string& folder, const std::string& name) {
   return folder == "/" ? "/" + name : folder + "/" + name;
 }
 
+// What is at `path` now, not following a symlink there: a report replaces the link, not its target.
+Identity target_identity(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0) return {path, true, st.st_dev, st.st_ino};
+  return {path};
+}
+
+std::string refusal_for_input(const std::string& what) {
+  return fmt::format("that is {}; a report never replaces a file the run reads", what);
+}
+
 std::string not_regular(mode_t mode) {
   return fmt::format("not a regular file ({}); streamlab writes reports only to regular files or - (stdout)",
                      file_kind(mode));
@@ -311,8 +322,7 @@ OutputPlan::OutputPlan(std::vector<OutputRequest> requests, const std::vector<In
     : requests_(std::move(requests)), targets_(requests_.size()) {
   std::vector<Known> known;
   for (const auto& in : inputs)
-    known.push_back({fmt::format("that is {}; a report never replaces a file the run reads", in.what),
-                     input_identity(in.path)});
+    known.push_back({refusal_for_input(in.what), input_identity(in.path)});
   std::string stdout_owner;
   std::vector<std::string> problems;
   for (size_t i = 0; i < requests_.size(); ++i) {
@@ -332,6 +342,20 @@ OutputPlan::OutputPlan(std::vector<OutputRequest> requests, const std::vector<In
     if (!why.empty()) problems.push_back(fmt::format("{} {}: {}", r.option, r.path, why));
   }
   // One line per problem, each as the command line prints an error.
+  if (!problems.empty()) throw CommandLineError(join(problems, "\nstreamlab: error: "));
+}
+
+void OutputPlan::refuse_inputs(const std::vector<InputFile>& inputs) const {
+  std::vector<std::string> problems;
+  for (size_t i = 0; i < requests_.size(); ++i) {
+    if (requests_[i].path == "-") continue;
+    Identity target = target_identity(target_path(i));
+    for (const auto& in : inputs)
+      if (same_file(target, input_identity(in.path))) {
+        problems.push_back(fmt::format("{} {}: {}", requests_[i].option, requests_[i].path, refusal_for_input(in.what)));
+        break;
+      }
+  }
   if (!problems.empty()) throw CommandLineError(join(problems, "\nstreamlab: error: "));
 }
 

@@ -26,6 +26,10 @@ class OutputPlan {
   // Throws CommandLineError with one line per problem ("--json r.json: ..."), all of them.
   OutputPlan(std::vector<OutputRequest> requests, const std::vector<InputFile>& inputs);
 
+  // Refuses, as the constructor would, a report that would replace one of `inputs`: for the files
+  // an experiment names, known only once it is loaded.
+  void refuse_inputs(const std::vector<InputFile>& inputs) const;
+
   const std::vector<OutputRequest>& requests() const { return requests_; }
   bool writes_stdout() const;
 

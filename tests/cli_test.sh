@@ -128,7 +128,7 @@ expect kernel-check-not-evaluated 0 "0 of 1 checks passed, 1 not evaluated" -- \
 expect list-new-ops 0 'convolutionForward' -- "$bin" list
 rm -f "$out.ws.yaml" "$out.uk.yaml"
 
-# Issue 13: an experiment makes streamlab read no file outside its folder, whether run or checked;
+# An experiment makes streamlab read no file outside its folder, whether run or checked;
 # a FIFO named as a kernel's file or as the experiment is refused at once, not waited on.
 lab=$(mktemp -d)
 mkdir -p "$lab/lab"
@@ -153,9 +153,18 @@ for cmd in check run; do
 done
 expect experiment-fifo 2 "pipe.cu: error: the experiment file is not a regular file \(a FIFO\)" -- \
   timeout 10 "$bin" check "$lab/lab/pipe.cu"
+# A report never replaces a file a kernel reads: its `file:`, or a header that file includes.
+printf '#include "inc.cuh"\nextern "C" __global__ void k(float* x) { x[threadIdx.x] = one(); }\n' >"$lab/lab/inside.cu"
+printf '__device__ inline float one() { return 1.0f; }\n' >"$lab/lab/inc.cuh"
+kernel_experiment inside.cu >"$lab/lab/inside.yaml"
+expect report-over-kernel-file 2 "error: --json $lab/lab/inside.cu: that is a file a user kernel reads \($lab/lab/inside.cu\)" -- \
+  "$bin" run "$lab/lab/inside.yaml" --backend host --json "$lab/lab/inside.cu"
+expect report-over-kernel-header 2 "error: --csv $lab/lab/./inc.cuh: that is a file a user kernel reads \($lab/lab/inc.cuh\)" -- \
+  "$bin" run "$lab/lab/inside.yaml" --backend host --csv "$lab/lab/./inc.cuh"
+expect kernel-files-kept 0 '^kept$' -- bash -c "grep -q one '$lab/lab/inside.cu' && grep -q one '$lab/lab/inc.cuh' && echo kept"
 rm -rf "$lab"
 
-# Issue 13: an experiment is data. Whatever its env: says, no code from a path it names runs: the
+# An experiment is data. Whatever its env: says, no code from a path it names runs: the
 # marker library's constructor would leave a file; the loader itself shows that it would.
 if [[ -n $marker_probe ]]; then
   lab=$(mktemp -d)
