@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 #include <nvrtc.h>
 
+#include "runner/bounded_child.hpp"
 #include "runner/cuda_check.hpp"
 #include "runner/library.hpp"
 #include "runner/limits.hpp"
@@ -817,8 +819,75 @@ struct Program {
   }
 };
 
+// What NVRTC made of one kernel: the log, and when it compiled, the image and the lowered
+// (mangled) name of the kernel (empty when the source does not define it).
+struct NvrtcOutput {
+  bool compiled = false;
+  std::string log, lowered, image;
+};
+
+// Each field as its size (8 bytes) and its bytes: how the compiling child sends its output back.
+std::string pack(const NvrtcOutput& out) {
+  std::string bytes(1, out.compiled ? '1' : '0');
+  for (const std::string* field : {&out.log, &out.lowered, &out.image}) {
+    uint64_t n = field->size();
+    bytes.append(reinterpret_cast<const char*>(&n), sizeof n).append(*field);
+  }
+  return bytes;
+}
+
+NvrtcOutput unpack(std::string_view bytes) {
+  NvrtcOutput out;
+  out.compiled = !bytes.empty() && bytes[0] == '1';
+  bytes.remove_prefix(std::min<size_t>(1, bytes.size()));
+  for (std::string* field : {&out.log, &out.lowered, &out.image}) {
+    uint64_t n = 0;
+    if (bytes.size() < sizeof n) break;
+    std::memcpy(&n, bytes.data(), sizeof n);
+    bytes.remove_prefix(sizeof n);
+    *field = bytes.substr(0, std::min<uint64_t>(n, bytes.size()));
+    bytes.remove_prefix(field->size());
+  }
+  return out;
+}
+
+// Runs NVRTC on `text` (the kernel's file, as `files[0]` is named) with the headers `files[1..]`.
+NvrtcOutput run_nvrtc(const std::string& text, const std::vector<SourceFile>& files, const std::string& kernel,
+                      const std::string& arch) {
+  std::vector<const char*> headers, names;
+  for (size_t i = 1; i < files.size(); ++i) {
+    headers.push_back(files[i].compiled.c_str());
+    names.push_back(files[i].nvrtc_name.c_str());
+  }
+  Program prog;
+  check(nvrtc().create(&prog.p, text.c_str(), files[0].nvrtc_name.c_str(), static_cast<int>(headers.size()),
+                       headers.data(), names.data()),
+        "nvrtcCreateProgram");
+  check(nvrtc().add_name(prog.p, kernel.c_str()), "nvrtcAddNameExpression");
+  std::string arch_option = "--gpu-architecture=" + arch;
+  // -no-source-include: no folder to search, not even the kernel's; every header is in `headers`.
+  const char* options[] = {arch_option.c_str(), "--std=c++17", "-default-device", "-lineinfo", "-no-source-include"};
+  NvrtcOutput out;
+  out.compiled = nvrtc().compile(prog.p, static_cast<int>(std::size(options)), options) == NVRTC_SUCCESS;
+  size_t log_size = 0;
+  check(nvrtc().log_size(prog.p, &log_size), "nvrtcGetProgramLogSize");
+  out.log.assign(log_size, '\0');
+  if (log_size) check(nvrtc().log(prog.p, out.log.data()), "nvrtcGetProgramLog");
+  if (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
+  const char* lowered = nullptr;
+  if (!out.compiled || nvrtc().lowered(prog.p, kernel.c_str(), &lowered) != NVRTC_SUCCESS || !lowered) return out;
+  out.lowered = lowered;
+  size_t size = 0;
+  bool cubin = arch.starts_with("sm_");
+  check(cubin ? nvrtc().cubin_size(prog.p, &size) : nvrtc().ptx_size(prog.p, &size), "nvrtcGet*Size");
+  out.image.resize(size);
+  check(cubin ? nvrtc().cubin(prog.p, out.image.data()) : nvrtc().ptx(prog.p, out.image.data()), "nvrtcGetCUBIN");
+  return out;
+}
+
 // Compiles one kernel; the image and its lowered (mangled) name. Errors in `diags`; the texts
-// they point into in `shown`.
+// they point into in `shown`. NVRTC runs in a child process under limits::kCompile*: the source
+// is the experiment's, and a compiler can be made to use any amount of memory and time.
 std::pair<std::string, std::string> compile(const Experiment& exp, const UserKernel& k, const std::string& arch,
                                             Diagnostics& diags, ShownTexts& shown) {
   size_t before = diags.count();
@@ -832,41 +901,23 @@ std::pair<std::string, std::string> compile(const Experiment& exp, const UserKer
   }
   // #line makes the compiler number the lines as the experiment (or the kernel's file) does.
   std::string text = fmt::format("#line {} \"{}\"\n{}", k.first_line, files[0].nvrtc_name, files[0].compiled);
-  std::vector<const char*> headers, names;
-  for (size_t i = 1; i < files.size(); ++i) {
-    headers.push_back(files[i].compiled.c_str());
-    names.push_back(files[i].nvrtc_name.c_str());
-  }
-  Program prog;
-  check(nvrtc().create(&prog.p, text.c_str(), files[0].nvrtc_name.c_str(), static_cast<int>(headers.size()),
-                       headers.data(), names.data()),
-        "nvrtcCreateProgram");
-  check(nvrtc().add_name(prog.p, k.name.c_str()), "nvrtcAddNameExpression");
-  std::string arch_option = "--gpu-architecture=" + arch;
-  // -no-source-include: no folder to search, not even the kernel's; every header is in `headers`.
-  const char* options[] = {arch_option.c_str(), "--std=c++17", "-default-device", "-lineinfo", "-no-source-include"};
-  nvrtcResult result = nvrtc().compile(prog.p, static_cast<int>(std::size(options)), options);
-  size_t log_size = 0;
-  check(nvrtc().log_size(prog.p, &log_size), "nvrtcGetProgramLogSize");
-  std::string log(log_size, '\0');
-  if (log_size) check(nvrtc().log(prog.p, log.data()), "nvrtcGetProgramLog");
-  if (!log.empty() && log.back() == '\0') log.pop_back();
-  if (result != NVRTC_SUCCESS) {
-    add_log_diagnostics(exp, k, files, log, diags);
+  nvrtc();  // loaded here, once, not in every child
+  ChildResult child = run_bounded([&] { return pack(run_nvrtc(text, files, k.name, arch)); },
+                                  {limits::kCompileMemoryBytes, limits::kCompileCpuSeconds});
+  if (!child.ok) {
+    diags.error(k.loc, fmt::format("kernel '{}': compiling it was stopped: {}", k.name, child.why));
     return {};
   }
-  const char* lowered = nullptr;
-  if (nvrtc().lowered(prog.p, k.name.c_str(), &lowered) != NVRTC_SUCCESS || !lowered) {
+  NvrtcOutput out = unpack(child.bytes);
+  if (!out.compiled) {
+    add_log_diagnostics(exp, k, files, out.log, diags);
+    return {};
+  }
+  if (out.lowered.empty()) {
     diags.error(k.loc, fmt::format("kernel '{}': the source defines no __global__ function named '{}'", k.name, k.name));
     return {};
   }
-  std::string image;
-  size_t size = 0;
-  bool cubin = arch.starts_with("sm_");
-  check(cubin ? nvrtc().cubin_size(prog.p, &size) : nvrtc().ptx_size(prog.p, &size), "nvrtcGet*Size");
-  image.resize(size);
-  check(cubin ? nvrtc().cubin(prog.p, image.data()) : nvrtc().ptx(prog.p, image.data()), "nvrtcGetCUBIN");
-  return {image, lowered};
+  return {std::move(out.image), std::move(out.lowered)};
 }
 
 // Each diagnostic with the line it points at, from `text_of(file)`.

@@ -15,6 +15,10 @@ inline constexpr int64_t kSourceFileBytes = 1 << 20;       // a kernel `file:` o
 inline constexpr int kIncludedFiles = 64;                  // headers included by one kernel, in all
 inline constexpr int64_t kKernels = 256;                   // user kernels (`kernels:`)
 inline constexpr int64_t kKernelSourceBytes = 16 << 20;    // their sources and headers, all together
+// What compiling one user kernel may take (NVRTC runs in a child process under these bounds): a
+// template that instantiates without end must not take the machine with it.
+inline constexpr int64_t kCompileMemoryBytes = int64_t{4} << 30;
+inline constexpr int64_t kCompileCpuSeconds = 300;
 
 // --- nesting (each level is a stack frame of a recursive parser) ---
 inline constexpr int kExpressionDepth = 200;  // parentheses and unary operators in one expression

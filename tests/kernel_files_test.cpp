@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "ops/user_kernel.hpp"
+#include "runner/bounded_child.hpp"
 #include "runner/diagnostics.hpp"
 #include "runner/limits.hpp"
 #include "runner/load.hpp"
@@ -403,4 +405,44 @@ TEST_CASE("kernel files: diagnostics show lines of the experiment's folder only"
   Diagnostics relative;  // an experiment named without a folder: every path looks relative to it
   relative.error({"/etc/passwd", 1, 1}, "elsewhere");
   CHECK(format_with_kernel_sources(relative, "exp.yaml", "") == "/etc/passwd:1:1: error: elsewhere\n");
+}
+
+// g++ says __SANITIZE_ADDRESS__, clang __has_feature (which g++ cannot parse in the same #if).
+#if defined(__SANITIZE_ADDRESS__)
+#define STREAMLAB_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STREAMLAB_TEST_ASAN 1
+#endif
+#endif
+#ifndef STREAMLAB_TEST_ASAN
+#define STREAMLAB_TEST_ASAN 0
+#endif
+
+// Compiling runs in a bounded child (runner/bounded_child.hpp): what it returns comes back whole,
+// an exception as its text, and a child over its bounds is stopped and said to be.
+TEST_CASE("kernel files: the compiler's child process returns its output, or why it was stopped") {
+  std::string big(3 << 20, 'x');  // more than one pipe buffer
+  ChildResult ok = run_bounded([&] { return big; }, {64 << 20, 10});
+  CHECK(ok.ok);
+  CHECK(ok.bytes == big);
+  ChildResult threw = run_bounded([]() -> std::string { throw RunError("nvrtcCreateProgram failed"); }, {64 << 20, 10});
+  CHECK_FALSE(threw.ok);
+  CHECK(threw.why == "nvrtcCreateProgram failed");
+  ChildResult spun = run_bounded([] {
+    for (std::atomic<uint64_t> i = 0;; i.fetch_add(1, std::memory_order_relaxed)) {
+    }
+    return std::string();
+  }, {64 << 20, 1});
+  CHECK(spun.why == "it ran longer than 1 s of CPU time");
+#if STREAMLAB_TEST_ASAN
+  MESSAGE("skipped the memory bound: AddressSanitizer reserves its heap up front, so RLIMIT_DATA does not see it grow");
+#else
+  ChildResult grew = run_bounded([] {
+    std::vector<std::string> chunks;
+    for (int i = 0; i < 64; ++i) chunks.emplace_back(16 << 20, 'y');  // 1 GiB, touched
+    return std::string();
+  }, {256 << 20, 10});
+  CHECK(grew.why == "it needed more than 256 MiB of memory");
+#endif
 }
