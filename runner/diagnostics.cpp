@@ -32,6 +32,21 @@ std::string_view severity_name(Severity s) {
   return "error";
 }
 
+size_t decode_utf8(std::string_view s, size_t i, char32_t& cp) {
+  auto b = static_cast<unsigned char>(s[i]);
+  size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  cp = n == 1 ? b : n == 2 ? (b & 0x1F) : n == 3 ? (b & 0x0F) : (b & 0x07);
+  for (size_t k = 1; k < n; ++k) {
+    auto c = static_cast<unsigned char>(s[i + k]);
+    if ((c >> 6) != 0x2) return 0;
+    cp = (cp << 6) | (c & 0x3F);
+  }
+  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;  // overlong, surrogate
+  return n;
+}
+
 bool is_bidi_control(std::string_view s) {
   if (s.size() < 3 || static_cast<unsigned char>(s[0]) != 0xE2) return false;
   auto b1 = static_cast<unsigned char>(s[1]), b2 = static_cast<unsigned char>(s[2]);
@@ -41,16 +56,12 @@ bool is_bidi_control(std::string_view s) {
 
 namespace {
 
-// The length of the UTF-8 sequence at `i` when it is well formed and not a C1 control (U+0080 to
-// U+009F, which some terminals obey as escape sequences); 0 otherwise.
+// The length of the UTF-8 sequence at `i` when it is well formed and neither a C1 control (U+0080
+// to U+009F, which some terminals obey as escape sequences) nor a bidirectional control; 0 otherwise.
 size_t printable_utf8(std::string_view s, size_t i) {
-  auto b = static_cast<unsigned char>(s[i]);
-  size_t n = (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return 0;
-  if (n == 2 && b == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) return 0;  // C1
-  if (n == 3 && is_bidi_control(s.substr(i, 3))) return 0;
+  char32_t cp = 0;
+  size_t n = decode_utf8(s, i, cp);
+  if (n < 2 || cp <= 0x9F || is_bidi_control(s.substr(i, n))) return 0;
   return n;
 }
 

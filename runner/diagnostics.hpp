@@ -56,9 +56,14 @@ class SourceLines {
 };
 
 // `text` as it may be printed to a terminal: control characters (but tab and line feed), C1
-// controls, bidirectional controls and bytes that are not UTF-8 become `\xNN`, so that no user text (a name, a source line, a path) can move the
-// cursor, recolour or rewrite what a grader reads, or cut a message short.
+// controls, bidirectional controls and bytes that are not UTF-8 become `\xNN`, so that no user
+// text (a name, a source line, a path) can move the cursor, recolour or rewrite what a grader
+// reads, or cut a message short.
 std::string printable(std::string_view text);
+
+// Decodes the UTF-8 sequence at `s[i]`: its length, 0 when it is malformed (cut short, overlong, a
+// surrogate or past U+10FFFF), and its code point in `cp`.
+size_t decode_utf8(std::string_view s, size_t i, char32_t& cp);
 
 // Whether `s` starts with the UTF-8 of a bidirectional control (U+200E, U+200F, U+202A to U+202E,
 // U+2066 to U+2069): invisible, they reorder what a terminal or an editor shows, so that the

@@ -7,7 +7,8 @@
 // Vector clocks with one component per stream: clock[t] = how many of stream t's ops are known
 // to be done. Stream order makes "op k of t is done" imply "ops 0..k-1 of t are done", so one
 // number per stream says everything, and each op costs O(streams): the whole walk is linear in
-// ops x streams (the legacy stream's barriers and device synchronizes included). The host's knowledge is one more clock (what its syncs have waited for).
+// ops x streams (the legacy stream's barriers and device synchronizes included). The host's
+// knowledge is one more clock (what its syncs have waited for).
 #include <cstdint>
 #include <optional>
 #include <vector>

@@ -54,15 +54,6 @@ Split split(const std::string& path) {
 
 std::string error_text(int err) { return std::strerror(err); }
 
-// The absolute path without symlinks, "." or ".." (realpath(3)); "" when it cannot be resolved.
-std::string real_path(const std::string& path) {
-  char* real = ::realpath(path.c_str(), nullptr);
-  if (!real) return "";
-  std::string out = real;
-  std::free(real);
-  return out;
-}
-
 std::string join_path(const std::string& folder, const std::string& name) {
   return folder == "/" ? "/" + name : folder + "/" + name;
 }
@@ -119,10 +110,10 @@ std::string replace_problem(const std::string& path, const struct stat& st, cons
 // it names through any spelling or link. A missing input is compared by its spelling only.
 Identity input_identity(const std::string& path) {
   Identity id;
-  std::string real = real_path(path);
+  std::string real = real_path(path).value_or("");
   if (real.empty()) {
     Split s = split(path);
-    std::string folder = real_path(s.folder);
+    std::string folder = real_path(s.folder).value_or("");
     id.path = folder.empty() ? path : join_path(folder, s.name);
   } else {
     id.path = real;
@@ -159,7 +150,7 @@ Checked check_file(const std::string& path, const std::vector<Known>& known) {
   if (s.name.empty() || s.name == "." || s.name == "..") return refused("names a folder; give a file name");
   struct stat folder_st;
   if (c.problem = folder_problem(s.folder, folder_st); !c.problem.empty()) return c;
-  c.folder = real_path(s.folder);
+  c.folder = real_path(s.folder).value_or("");
   if (c.folder.empty())
     return refused(fmt::format("its folder '{}' cannot be resolved ({})", s.folder, error_text(errno)));
   c.name = s.name;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "runner/json_text.hpp"
 #include "runner/report_findings.hpp"
 
 #include "runner/analyze.hpp"
@@ -91,9 +92,7 @@ std::string format_findings_json(const Experiment& exp, const Findings& findings
   json doc = {{"file", exp.file},   {"experiment", exp.name},  {"valid", true},
               {"errors", n.errors}, {"warnings", n.warnings},  {"notes", n.notes},
               {"acknowledged", n.acknowledged}, {"diagnostics", items}};
-  // Bytes that are not UTF-8 (a path given on the command line, a tool's message) become U+FFFD,
-  // rather than an exception after the run.
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(doc);
 }
 
 std::string format_load_errors_json(const std::string& file, const Diagnostics& diags) {
@@ -114,9 +113,7 @@ std::string format_load_errors_json(const std::string& file, const Diagnostics& 
   }
   json doc = {{"file", file}, {"experiment", nullptr}, {"valid", false}, {"errors", errors}, {"warnings", 0},
               {"notes", 0},   {"acknowledged", 0},     {"diagnostics", items}};
-  // Bytes that are not UTF-8 (a path given on the command line, a tool's message) become U+FFFD,
-  // rather than an exception after the run.
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(doc);
 }
 
 }  // namespace streamlab

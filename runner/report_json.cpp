@@ -4,6 +4,7 @@
 
 #include "ops/op.hpp"
 #include "runner/figures.hpp"
+#include "runner/json_text.hpp"
 #include "runner/report_findings.hpp"
 #include "runner/report_files.hpp"
 
@@ -147,9 +148,7 @@ std::string format_json(const Experiment& exp, const RunRecord& run) {
       {"diagnostics", findings_json(exp, run.diagnostics)},
       {"passed", run.checks_passed() && run.expectations_held()},
   };
-  // Bytes that are not UTF-8 (a path given on the command line, a tool's message) become U+FFFD,
-  // rather than an exception after the run.
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(doc);
 }
 
 }  // namespace streamlab

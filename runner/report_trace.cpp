@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ops/op.hpp"
+#include "runner/json_text.hpp"
 #include "runner/report_files.hpp"
 
 namespace streamlab {
@@ -60,8 +61,7 @@ std::string format_trace(const Experiment& exp, const RunRecord& run) {
               {"displayTimeUnit", "ms"},
               {"otherData", {{"experiment", exp.name}, {"file", exp.file}, {"backend", run.backend},
                              {"schema_version", kResultsSchemaVersion}}}};
-  // Bytes that are not UTF-8 become U+FFFD, as in report_json.cpp.
-  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(doc, -1);
 }
 
 }  // namespace streamlab

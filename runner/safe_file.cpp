@@ -39,14 +39,6 @@ std::string outside_message(const std::string& real, const std::string& folder) 
                      "its folder or below it, symbolic links followed)", real, folder);
 }
 
-std::optional<std::string> real_path(const std::string& path) {
-  char* resolved = ::realpath(path.c_str(), nullptr);
-  if (!resolved) return std::nullopt;
-  std::string out(resolved);
-  std::free(resolved);
-  return out;
-}
-
 // The path of the file `fd` is open on, as the kernel knows it; nullopt without /proc.
 std::optional<std::string> opened_path(int fd) {
   char buf[PATH_MAX];
@@ -124,6 +116,14 @@ std::optional<std::string> path_in_folder(std::string_view base, std::string_vie
   if (!add(base) || !add(name)) return std::nullopt;
   std::string out;
   for (auto part : parts) out += (out.empty() ? "" : "/") + std::string(part);
+  return out;
+}
+
+std::optional<std::string> real_path(const std::string& path) {
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (!resolved) return std::nullopt;
+  std::string out(resolved);
+  std::free(resolved);
   return out;
 }
 

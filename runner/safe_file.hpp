@@ -46,6 +46,10 @@ FileRead read_experiment_file(const std::string& path);
 // nullopt when `name` is absolute or the path climbs out of the folder.
 std::optional<std::string> path_in_folder(std::string_view base, std::string_view name);
 
+// The absolute path without symbolic links, "." or ".." (realpath(3)); nullopt when it cannot be
+// resolved (errno says why).
+std::optional<std::string> real_path(const std::string& path);
+
 // The folder of a file as its path names it: "exp.yaml" -> ".", "a/b/exp.yaml" -> "a/b".
 std::string folder_of(const std::string& file);
 

@@ -12,22 +12,6 @@
 namespace streamlab {
 namespace {
 
-// Decodes one UTF-8 sequence at `i`; returns its length (0: malformed) and the code point.
-size_t decode_utf8(std::string_view s, size_t i, char32_t& cp) {
-  auto b = static_cast<unsigned char>(s[i]);
-  size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  cp = n == 1 ? b : n == 2 ? (b & 0x1F) : n == 3 ? (b & 0x0F) : (b & 0x07);
-  for (size_t k = 1; k < n; ++k) {
-    auto c = static_cast<unsigned char>(s[i + k]);
-    if ((c >> 6) != 0x2) return 0;
-    cp = (cp << 6) | (c & 0x3F);
-  }
-  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;  // overlong, surrogate
-  return n;
-}
-
 // YAML's printable characters (c-printable, in the YAML 1.2 specification), less NEL (U+0085): a C1
 // control, which YAML 1.1 takes for a line break and some terminals obey.
 bool printable(char32_t c) {
