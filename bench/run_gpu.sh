@@ -134,15 +134,34 @@ fi
 # compute-sanitizer: every experiment once, small (N=256 where it has N), and the GPU suite's own
 # cases (every experiment ran above; the CUPTI timer cannot trace under a sanitizer, so those
 # cases skip their CUPTI half and say so). A line per run with the tool's summary.
-sanitize_one() {  # sanitize_one TOOL FILE
-  local tool=$1 f=$2 n=()
-  grep -q '^params:.*\bN:' "$f" && n=(--set N=256)
-  timeout 300 compute-sanitizer --tool "$tool" --print-limit 20 "$bin" run "$f" "${n[@]}" --repeat 1 --warmup 0 \
-    --timeout 240 >"$logs/sanitize_run.log" 2>&1
-  local rc=$? summary
+sanitize_one() {  # sanitize_one TOOL FILE [RUN ARGS]: default one repetition, no warm-up, N=256 where it has N
+  local tool=$1 f=$2
+  shift 2
+  local args=("$@") summary rc
+  if ((${#args[@]} == 0)); then
+    args=(--repeat 1 --warmup 0)
+    grep -q '^params:.*\bN:' "$f" && args+=(--set N=256)
+  fi
+  timeout 300 compute-sanitizer --tool "$tool" --print-limit 20 "$bin" run "$f" "${args[@]}" --timeout 240 \
+    >"$logs/sanitize_run.log" 2>&1
+  rc=$?
   summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$logs/sanitize_run.log" | tail -1)
-  echo "$tool rc=$rc ${summary:-no summary} $f" >>"$logs/sanitize.log"
-  [[ $summary == *" 0 errors"* || $summary == *" 0 hazards"* ]] || cat "$logs/sanitize_run.log" >>"$logs/sanitize_reports.log"
+  echo "$tool rc=$rc ${summary:-no summary} $f ${args[*]}" >>"$logs/sanitize.log"
+  [[ $summary == *" 0 errors"* || $summary == *" 0 hazards"* ]] && return
+  cat "$logs/sanitize_run.log" >>"$logs/sanitize_reports.log"
+  # Whose errors: each API error with the library of the first host frame that called it, and the
+  # kernels a hazard or memory error was found in.
+  awk '/Program hit/ {hit = $0; sub(/.*Program hit /, "", hit); want = 1; next}
+       want && /Host Frame/ && / in lib/ {lib = $0; sub(/.* in /, "", lib); print "  API error " hit " <- " lib; want = 0}' \
+    "$logs/sanitize_run.log" | sort | uniq -c >>"$logs/sanitize.log"
+  grep -oE "(Race reported|Invalid|Error).* in [A-Za-z_][^ (]*" "$logs/sanitize_run.log" | grep -oE "in [A-Za-z_][^ (]*$" |
+    sort | uniq -c | sed 's/^/  found /' >>"$logs/sanitize.log"
+  # API errors alone: the same run without them shows whether any memory error is left.
+  if [[ $tool == memcheck ]] && grep -q "Program hit" "$logs/sanitize_run.log"; then
+    timeout 300 compute-sanitizer --tool memcheck --report-api-errors no "$bin" run "$f" "${args[@]}" --timeout 240 \
+      >"$logs/sanitize_run.log" 2>&1
+    echo "  without API errors: rc=$? $(grep -E "ERROR SUMMARY" "$logs/sanitize_run.log" | tail -1)" >>"$logs/sanitize.log"
+  fi
 }
 if want sanitize; then
   : >"$logs/sanitize.log"
@@ -150,15 +169,22 @@ if want sanitize; then
     echo "== $tool over every experiment"
     for f in experiments/*.yaml experiments/*/*.yaml; do sanitize_one $tool "$f"; done
     echo "$(grep "^$tool" "$logs/sanitize.log" | grep -c ' 0 errors') of $(grep -c "^$tool" "$logs/sanitize.log") clean"
-    grep "^$tool" "$logs/sanitize.log" | grep -v ' 0 errors'
+    # The runs that were not clean, each with whose errors they were.
+    awk -v t="$tool" '/^[a-z]/ {show = $1 == t && $0 !~ / 0 errors/} show' "$logs/sanitize.log"
   done
   echo "== racecheck"
+  : >"$logs/racecheck.log"
   for f in experiments/claims/c9_tiled_transpose.yaml experiments/04_two_transposes_pinned_async.yaml \
            experiments/graph_fork_join.yaml experiments/library/gemm_types.yaml experiments/library/conv_types.yaml \
            experiments/user_kernel_saxpy.yaml; do
+    lines=$(wc -l <"$logs/sanitize.log")
     sanitize_one racecheck "$f"
-    tail -1 "$logs/sanitize.log"
+    tail -n +$((lines + 1)) "$logs/sanitize.log"
   done
+  # cuBLAS at the experiment's own size and with a warm-up: the kernels it picks depend on both.
+  lines=$(wc -l <"$logs/sanitize.log")
+  sanitize_one racecheck experiments/library/gemm_types.yaml --repeat 1 --warmup 1
+  tail -n +$((lines + 1)) "$logs/sanitize.log"
   for tool in memcheck synccheck; do
     echo "== the GPU suite's own cases under $tool"
     STREAMLAB_SOURCE_DIR=$PWD timeout 400 compute-sanitizer --tool $tool "$tests" -ts=gpu -tce="*every experiment*" \
