@@ -152,10 +152,11 @@ sanitize_one() {  # sanitize_one TOOL FILE [RUN ARGS]: default one repetition, n
   # Whose errors: each API error with the library of the first host frame that called it, and the
   # kernels a hazard or memory error was found in.
   awk '/Program hit/ {hit = $0; sub(/.*Program hit /, "", hit); want = 1; next}
-       want && /Host Frame/ && / in lib/ {lib = $0; sub(/.* in /, "", lib); print "  API error " hit " <- " lib; want = 0}' \
+       want && /Host Frame/ && / in lib/ && !/ in libcuda(rt)?\.so/ {
+         lib = $0; sub(/.* in /, "", lib); print "  API error " hit " <- " lib; want = 0}' \
     "$logs/sanitize_run.log" | sort | uniq -c >>"$logs/sanitize.log"
-  grep -oE "(Race reported|Invalid|Error).* in [A-Za-z_][^ (]*" "$logs/sanitize_run.log" | grep -oE "in [A-Za-z_][^ (]*$" |
-    sort | uniq -c | sed 's/^/  found /' >>"$logs/sanitize.log"
+  grep -E "^========= (Error|Invalid|Warning)" "$logs/sanitize_run.log" | grep -oE " at .*\+0x" |
+    sed -E 's/^ at //; s/\+0x$//' | sort | uniq -c | sed -E 's/^ *([0-9]+) (.*)/  \1 in \2/' >>"$logs/sanitize.log"
   # API errors alone: the same run without them shows whether any memory error is left.
   if [[ $tool == memcheck ]] && grep -q "Program hit" "$logs/sanitize_run.log"; then
     timeout 300 compute-sanitizer --tool memcheck --report-api-errors no "$bin" run "$f" "${args[@]}" --timeout 240 \

@@ -8,7 +8,7 @@
 #                         AddressSanitizer + UndefinedBehaviorSanitizer into build-sanitize/
 #                         (clang++, -DSTREAMLAB_FUZZ=ON), run the unit tests and every seed of
 #                         tests/fuzz/corpus under them, then fuzz for $STREAMLAB_FUZZ_SECONDS
-#                         (default 150) seconds. A finding fails it; its input is kept in
+#                         (default 120) seconds. A finding fails it; its input is kept in
 #                         build-sanitize/fuzz-artifacts/ and printed. Experiment files are untrusted
 #                         input (docs/safety.md): this is what keeps them from crashing streamlab.
 set -euo pipefail
@@ -51,7 +51,7 @@ sanitize() {
   ctest --test-dir build-sanitize -R '^(unit|fuzz_corpus)$' --output-on-failure
   # Fuzzing: new inputs go to a scratch corpus (kept between local runs), never into the source
   # tree; a crash, timeout or out-of-memory input goes to fuzz-artifacts/ (this run's only).
-  local seconds=${STREAMLAB_FUZZ_SECONDS:-150}
+  local seconds=${STREAMLAB_FUZZ_SECONDS:-120}
   local work=build-sanitize/fuzz-corpus artifacts=build-sanitize/fuzz-artifacts
   rm -rf "$artifacts"
   mkdir -p "$work" "$artifacts"
