@@ -819,16 +819,23 @@ struct Program {
   }
 };
 
-// What NVRTC made of one kernel: the log, and when it compiled, the image and the lowered
-// (mangled) name of the kernel (empty when the source does not define it).
+// What NVRTC made of one kernel: its result, the log, and when it compiled, the image and the
+// lowered (mangled) name of the kernel (empty when the source does not define it).
 struct NvrtcOutput {
-  bool compiled = false;
+  int result = NVRTC_SUCCESS;
   std::string log, lowered, image;
 };
 
-// Each field as its size (8 bytes) and its bytes: how the compiling child sends its output back.
+// The log is cut to this: a source of #warning lines could make it gigabytes, and diagnostics
+// stop at Diagnostics::kMost anyway.
+constexpr size_t kLogBytes = 1 << 20;
+// What the compiling child may send back: the log, and an image of a 16 MiB source.
+constexpr int64_t kCompileOutputBytes = int64_t{256} << 20;
+
+// The result, then each field as its size (8 bytes) and its bytes: how the compiling child sends
+// its output back.
 std::string pack(const NvrtcOutput& out) {
-  std::string bytes(1, out.compiled ? '1' : '0');
+  std::string bytes(reinterpret_cast<const char*>(&out.result), sizeof out.result);
   for (const std::string* field : {&out.log, &out.lowered, &out.image}) {
     uint64_t n = field->size();
     bytes.append(reinterpret_cast<const char*>(&n), sizeof n).append(*field);
@@ -836,18 +843,22 @@ std::string pack(const NvrtcOutput& out) {
   return bytes;
 }
 
-NvrtcOutput unpack(std::string_view bytes) {
+// nullopt unless `bytes` is exactly what pack() makes.
+std::optional<NvrtcOutput> unpack(std::string_view bytes) {
   NvrtcOutput out;
-  out.compiled = !bytes.empty() && bytes[0] == '1';
-  bytes.remove_prefix(std::min<size_t>(1, bytes.size()));
+  if (bytes.size() < sizeof out.result) return std::nullopt;
+  std::memcpy(&out.result, bytes.data(), sizeof out.result);
+  bytes.remove_prefix(sizeof out.result);
   for (std::string* field : {&out.log, &out.lowered, &out.image}) {
     uint64_t n = 0;
-    if (bytes.size() < sizeof n) break;
+    if (bytes.size() < sizeof n) return std::nullopt;
     std::memcpy(&n, bytes.data(), sizeof n);
     bytes.remove_prefix(sizeof n);
-    *field = bytes.substr(0, std::min<uint64_t>(n, bytes.size()));
-    bytes.remove_prefix(field->size());
+    if (n > bytes.size()) return std::nullopt;
+    *field = bytes.substr(0, n);
+    bytes.remove_prefix(n);
   }
+  if (!bytes.empty()) return std::nullopt;
   return out;
 }
 
@@ -868,14 +879,16 @@ NvrtcOutput run_nvrtc(const std::string& text, const std::vector<SourceFile>& fi
   // -no-source-include: no folder to search, not even the kernel's; every header is in `headers`.
   const char* options[] = {arch_option.c_str(), "--std=c++17", "-default-device", "-lineinfo", "-no-source-include"};
   NvrtcOutput out;
-  out.compiled = nvrtc().compile(prog.p, static_cast<int>(std::size(options)), options) == NVRTC_SUCCESS;
+  out.result = nvrtc().compile(prog.p, static_cast<int>(std::size(options)), options);
   size_t log_size = 0;
   check(nvrtc().log_size(prog.p, &log_size), "nvrtcGetProgramLogSize");
   out.log.assign(log_size, '\0');
   if (log_size) check(nvrtc().log(prog.p, out.log.data()), "nvrtcGetProgramLog");
   if (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
+  if (out.log.size() > kLogBytes) out.log.resize(out.log.rfind('\n', kLogBytes) + 1);  // whole lines; npos+1 == 0
   const char* lowered = nullptr;
-  if (!out.compiled || nvrtc().lowered(prog.p, kernel.c_str(), &lowered) != NVRTC_SUCCESS || !lowered) return out;
+  if (out.result != NVRTC_SUCCESS || nvrtc().lowered(prog.p, kernel.c_str(), &lowered) != NVRTC_SUCCESS || !lowered)
+    return out;
   out.lowered = lowered;
   size_t size = 0;
   bool cubin = arch.starts_with("sm_");
@@ -885,9 +898,31 @@ NvrtcOutput run_nvrtc(const std::string& text, const std::vector<SourceFile>& fi
   return out;
 }
 
+// NVRTC's output for `text`, from a child process under limits::kCompile*: the source is the
+// experiment's, and a compiler can be made to use any amount of memory and time. A bound that
+// stops it is the kernel's error (in `diags`); a failure of this machine is a RunError.
+std::optional<NvrtcOutput> compile_in_child(const UserKernel& k, const std::string& text,
+                                            const std::vector<SourceFile>& files, const std::string& arch,
+                                            Diagnostics& diags) {
+  nvrtc();  // loaded here, once, not in every child
+  ChildResult child = run_bounded([&] { return pack(run_nvrtc(text, files, k.name, arch)); },
+                                  {limits::kCompileMemoryBytes, limits::kCompileCpuSeconds, kCompileOutputBytes});
+  if (child.outcome == ChildResult::failed)
+    throw RunError(fmt::format("compiling kernel '{}': {}", k.name, child.why));
+  std::optional<NvrtcOutput> out = child.outcome == ChildResult::ok ? unpack(child.bytes) : std::nullopt;
+  if (child.outcome == ChildResult::ok && !out)
+    throw RunError(fmt::format("compiling kernel '{}': its output came back cut short", k.name));
+  if (out && out->result == NVRTC_ERROR_OUT_OF_MEMORY)
+    child.why = fmt::format("NVRTC ran out of memory (it may use {} MiB)", limits::kCompileMemoryBytes >> 20);
+  if (!out || out->result == NVRTC_ERROR_OUT_OF_MEMORY) {
+    diags.error(k.loc, fmt::format("kernel '{}': compiling it was stopped: {}", k.name, child.why));
+    return std::nullopt;
+  }
+  return out;
+}
+
 // Compiles one kernel; the image and its lowered (mangled) name. Errors in `diags`; the texts
-// they point into in `shown`. NVRTC runs in a child process under limits::kCompile*: the source
-// is the experiment's, and a compiler can be made to use any amount of memory and time.
+// they point into in `shown`.
 std::pair<std::string, std::string> compile(const Experiment& exp, const UserKernel& k, const std::string& arch,
                                             Diagnostics& diags, ShownTexts& shown) {
   size_t before = diags.count();
@@ -901,23 +936,17 @@ std::pair<std::string, std::string> compile(const Experiment& exp, const UserKer
   }
   // #line makes the compiler number the lines as the experiment (or the kernel's file) does.
   std::string text = fmt::format("#line {} \"{}\"\n{}", k.first_line, files[0].nvrtc_name, files[0].compiled);
-  nvrtc();  // loaded here, once, not in every child
-  ChildResult child = run_bounded([&] { return pack(run_nvrtc(text, files, k.name, arch)); },
-                                  {limits::kCompileMemoryBytes, limits::kCompileCpuSeconds});
-  if (!child.ok) {
-    diags.error(k.loc, fmt::format("kernel '{}': compiling it was stopped: {}", k.name, child.why));
+  std::optional<NvrtcOutput> out = compile_in_child(k, text, files, arch, diags);
+  if (!out) return {};
+  if (out->result != NVRTC_SUCCESS) {
+    add_log_diagnostics(exp, k, files, out->log, diags);
     return {};
   }
-  NvrtcOutput out = unpack(child.bytes);
-  if (!out.compiled) {
-    add_log_diagnostics(exp, k, files, out.log, diags);
-    return {};
-  }
-  if (out.lowered.empty()) {
+  if (out->lowered.empty()) {
     diags.error(k.loc, fmt::format("kernel '{}': the source defines no __global__ function named '{}'", k.name, k.name));
     return {};
   }
-  return {std::move(out.image), std::move(out.lowered)};
+  return {std::move(out->image), std::move(out->lowered)};
 }
 
 // Each diagnostic with the line it points at, from `text_of(file)`.

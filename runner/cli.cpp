@@ -311,7 +311,7 @@ int cmd_run(const RunArgs& args) {
     ran = run_with(exp, args, *limit);
   } catch (const DeviceFault& fault) {
     if (args.locate_fault) {
-      std::cerr << located_line(fault.op);
+      report_located(fault.op);
       throw;
     }
     int64_t seconds = limit->seconds_left(exp);

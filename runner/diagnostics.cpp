@@ -48,8 +48,10 @@ size_t decode_utf8(std::string_view s, size_t i, char32_t& cp) {
 }
 
 bool is_bidi_control(std::string_view s) {
-  if (s.size() < 3 || static_cast<unsigned char>(s[0]) != 0xE2) return false;
-  auto b1 = static_cast<unsigned char>(s[1]), b2 = static_cast<unsigned char>(s[2]);
+  auto byte = [&](size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+  if (byte(0) == 0xD8 && byte(1) == 0x9C) return true;  // U+061C, the Arabic letter mark
+  if (byte(0) != 0xE2) return false;
+  unsigned b1 = byte(1), b2 = byte(2);
   return (b1 == 0x80 && (b2 == 0x8E || b2 == 0x8F || (b2 >= 0xAA && b2 <= 0xAE))) ||  // U+200E-F, U+202A-E
          (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9);                                    // U+2066-9
 }
@@ -111,13 +113,19 @@ struct Excerpt {
 
 bool utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
+// Each cut moves to the next character's first byte, at most 3 bytes on (a UTF-8 sequence is at
+// most 4 bytes; bytes that are not UTF-8 may follow each other for ever).
+size_t next_character(std::string_view text, size_t i) {
+  for (int step = 0; step < 3 && i < text.size() && utf8_continuation(text[i]); ++step) ++i;
+  return i;
+}
+
 Excerpt excerpt(std::string_view text, int col) {
   if (text.size() <= kExcerptBytes) return {text, col};
   size_t at = std::min(static_cast<size_t>(std::max(col - 1, 0)), text.size());
-  size_t begin = std::min(at > kExcerptBytes / 2 ? at - kExcerptBytes / 2 : 0, text.size() - kExcerptBytes);
-  while (begin > 0 && utf8_continuation(text[begin])) --begin;
-  size_t end = std::min(text.size(), begin + kExcerptBytes);
-  while (end < text.size() && utf8_continuation(text[end])) ++end;
+  size_t begin = next_character(text, std::min(at > kExcerptBytes / 2 ? at - kExcerptBytes / 2 : 0,
+                                               text.size() - kExcerptBytes));
+  size_t end = next_character(text, std::min(text.size(), begin + kExcerptBytes));
   return {text.substr(begin, end - begin), col - static_cast<int>(begin), begin > 0, end < text.size()};
 }
 

@@ -21,8 +21,10 @@ struct LocatedFault {
 // parent's.
 LocatedFault locate_fault(const std::vector<std::string>& args);
 
-// What a child run with --locate-fault prints on stderr when op `op` faulted: one line the parent
-// reads back.
-std::string located_line(int64_t op);
+// The child's report to the parent: the op that faulted (-1: at the final synchronize), written
+// to file descriptor kLocatedFd, a pipe of its own: the child's stderr can hold the experiment's
+// own text, which must not be able to pose as the answer.
+inline constexpr int kLocatedFd = 3;
+void report_located(int64_t op);
 
 }  // namespace streamlab

@@ -420,21 +420,31 @@ TEST_CASE("kernel files: diagnostics show lines of the experiment's folder only"
 #endif
 
 // Compiling runs in a bounded child (runner/bounded_child.hpp): what it returns comes back whole,
-// an exception as its text, and a child over its bounds is stopped and said to be.
+// an exception as its text, and a child over a bound is stopped and said to be.
 TEST_CASE("kernel files: the compiler's child process returns its output, or why it was stopped") {
   std::string big(3 << 20, 'x');  // more than one pipe buffer
-  ChildResult ok = run_bounded([&] { return big; }, {64 << 20, 10});
-  CHECK(ok.ok);
+  ChildResult ok = run_bounded([&] { return big; }, {64 << 20, 10, 8 << 20});
+  CHECK(ok.outcome == ChildResult::ok);
   CHECK(ok.bytes == big);
-  ChildResult threw = run_bounded([]() -> std::string { throw RunError("nvrtcCreateProgram failed"); }, {64 << 20, 10});
-  CHECK_FALSE(threw.ok);
+  ChildResult threw = run_bounded([]() -> std::string { throw RunError("nvrtcCreateProgram failed"); },
+                                  {64 << 20, 10, 1 << 20});
+  CHECK(threw.outcome == ChildResult::failed);
   CHECK(threw.why == "nvrtcCreateProgram failed");
+  ChildResult chatty = run_bounded([&] { return big; }, {64 << 20, 10, 1 << 20});
+  CHECK(chatty.outcome == ChildResult::bounded);
+  CHECK(chatty.why == "it sent back more than 1 MiB");
   ChildResult spun = run_bounded([] {
     for (std::atomic<uint64_t> i = 0;; i.fetch_add(1, std::memory_order_relaxed)) {
     }
     return std::string();
-  }, {64 << 20, 1});
+  }, {64 << 20, 1, 1 << 20});
+  CHECK(spun.outcome == ChildResult::bounded);
   CHECK(spun.why == "it ran longer than 1 s of CPU time");
+  ChildResult slept = run_bounded([] {
+    ::sleep(30);
+    return std::string();
+  }, {64 << 20, 1, 1 << 20});
+  CHECK(slept.why == "it took longer than 2 s");
 #if STREAMLAB_TEST_ASAN
   MESSAGE("skipped the memory bound: AddressSanitizer reserves its heap up front, so RLIMIT_DATA does not see it grow");
 #else
@@ -442,7 +452,8 @@ TEST_CASE("kernel files: the compiler's child process returns its output, or why
     std::vector<std::string> chunks;
     for (int i = 0; i < 64; ++i) chunks.emplace_back(16 << 20, 'y');  // 1 GiB, touched
     return std::string();
-  }, {256 << 20, 10});
+  }, {256 << 20, 10, 1 << 20});
+  CHECK(grew.outcome == ChildResult::bounded);
   CHECK(grew.why == "it needed more than 256 MiB of memory");
 #endif
 }

@@ -200,3 +200,33 @@ expect:
   CHECK(e.ops[4].id == "launch#5");  // ids by position in the expanded list
   CHECK(e.params.size() == 2);  // loop variables do not outlive their loops
 }
+
+// What a diagnostic echoes reaches a grader's terminal: escaped, and a long line shown as a
+// window around the column that never grows with the line and never splits a character.
+TEST_CASE("load: diagnostics escape what they echo and show a window of a long line") {
+  CHECK(printable("a\x1b[2Jb") == "a\\x1B[2Jb");
+  CHECK(printable("\xe2\x80\xae" "evil") == "\\xE2\\x80\\xAEevil");  // U+202E, right-to-left override
+  CHECK(printable("\xd8\x9c") == "\\xD8\\x9C");                        // U+061C, Arabic letter mark
+  CHECK(printable("caf\xc3\xa9") == "caf\xc3\xa9");
+  Diagnostic d{Severity::error, {"f.yaml", 1, 201}, "here"};
+  std::string garbage(1 << 20, '\x80');  // no character starts anywhere in it
+  std::string shown = format_diagnostic(d, garbage);
+  CHECK(shown.size() < 2000);
+  std::string accents;
+  for (int i = 0; i < 100; ++i) accents += "\xc3\xa9";  // é, two bytes each
+  std::string line = accents + "X" + accents;
+  d.loc.col = 201;  // the X
+  shown = format_diagnostic(d, line);
+  CHECK(shown.find("...") != std::string::npos);
+  CHECK(shown.find("\\x") == std::string::npos);  // no character cut in two
+  std::string rest = shown.substr(shown.find('\n') + 1);
+  std::string source = rest.substr(8, rest.find('\n') - 8);  // after "    1 | "
+  std::string caret = rest.substr(rest.find('\n') + 1 + 8);
+  // The caret stands under the X: count characters, not bytes, up to its column.
+  size_t want = caret.find('^'), chars = 0, i = 0;
+  for (; i < source.size(); ++i) {
+    if ((static_cast<unsigned char>(source[i]) & 0xC0) == 0x80) continue;
+    if (chars++ == want) break;
+  }
+  CHECK(source.substr(i, 1) == "X");
+}
