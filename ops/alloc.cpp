@@ -131,7 +131,7 @@ std::string describe_alloc(const Experiment& exp, const Op& op) {
 // I4: cudaFree does an implicit cudaDeviceSynchronize.
 void order_free(HappensBefore& hb, const Experiment&, const Op&) { hb.sync_device(); }
 
-// Allocation calls that block the host or the device (cuda_semantics I2, I4, pitfalls 4 and 5):
+// Allocation calls that block the host or the device (docs/semantics.md: I2, I4):
 // a note, since an experiment may measure exactly that.
 void lint_blocking_alloc(const Experiment& exp, const Op& op, int index, Findings& out) {
   const std::string& name = exp.buffers[op.dst.buffer].name;
@@ -158,7 +158,7 @@ void lint_blocking_alloc(const Experiment& exp, const Op& op, int index, Finding
 }  // namespace
 
 // cudaMalloc and cudaMallocHost may synchronize the device; cudaFree and cudaFreeHost do
-// (cuda_semantics.md): the host waits, so the start gate opens before them.
+// (docs/semantics.md, I4): the host waits, so the start gate opens before them.
 const OpKind kMalloc = {"malloc", "cudaMalloc: allocate the (device) buffer here; it exists until its free",
                         kKeys, parse_malloc, host_alloc, cuda_malloc, describe_alloc, always_blocks, no_bytes,
                         no_accesses, order_nothing, lint_blocking_alloc};

@@ -46,7 +46,7 @@ bool overlapping(const BufferRange& a, const BufferRange& b) {
 void parse_copy(MapReader& r, Op& op) {
   op.dst = r.range("dst");
   op.src = r.range("src");
-  op.stream = kLegacyStream;  // synchronous copies go to the default stream (cuda_semantics S5)
+  op.stream = kLegacyStream;  // synchronous copies go to the default stream (docs/semantics.md, S5)
   if (!op.dst.valid() || !op.src.valid()) return;
   if (overlapping(op.dst, op.src))
     r.ctx.error(r.node(), fmt::format("{} between overlapping ranges of buffer '{}' ({} and {}); CUDA leaves the "

@@ -3,7 +3,7 @@
 // with float32 accumulation (C of the input type or float32). The workspace policy is explicit:
 // a device buffer the call may use, or none. cuBLAS is loaded when an experiment first needs it.
 //
-// Each call binds the handle to its stream and then its workspace (cuda_semantics.md L1:
+// Each call binds the handle to its stream and then its workspace (docs/semantics.md, L1:
 // cublasSetStream resets the workspace), so one handle serves every stream; the workspace is
 // written by the call (L2), so two calls that share one on unordered streams race, and the
 // analyzer says so.

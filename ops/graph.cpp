@@ -1,7 +1,7 @@
 // graph: a block of ops captured into a CUDA graph (cudaStreamBeginCapture on its stream, the ops
 // issued as written, cudaStreamEndCapture, cudaGraphInstantiate) once before the first repetition,
 // then launched `replays` times as one op (cudaGraphLaunch). Work forked to other streams through
-// eventRecord + streamWaitEvent joins the capture and must join back (cuda_semantics.md G1-G7).
+// eventRecord + streamWaitEvent joins the capture and must join back (docs/semantics.md, G1-G7).
 // What a capture forbids is reported at load where it can be known, with the CUDA error it would
 // give; anything else fails at capture with the CUDA error and the captured op's YAML line.
 #include <algorithm>

@@ -18,7 +18,7 @@ class MapReader;
 BufferRange read_workspace(MapReader& r);
 // A whole buffer the device can reach, with `rank` dimensions.
 std::optional<BufferRange> read_matrix(MapReader& r, std::string_view key, size_t rank);
-// The workspace is written by every call (cuda_semantics.md L2): two unordered calls sharing one race.
+// The workspace is written by every call (docs/semantics.md, L2): two unordered calls sharing one race.
 void add_workspace_access(const Experiment& exp, const Op& op, std::vector<Access>& out);
 
 // f(i) for i in [0, n), split over the host's cores: host references of large GEMMs and

@@ -44,7 +44,7 @@ struct OpKind {
   void (*run_cuda)(CudaState&, const Op&);
   // One line saying what this op does, for reports: "h_in -> d_in (H2D, 4 MiB)".
   std::string (*describe)(const Experiment&, const Op&);
-  // Whether the host may wait in the call for device work (cuda_semantics.md section 4): no work
+  // Whether the host may wait in the call for device work (docs/semantics.md, H1-H9): no work
   // may be held behind the start gate past such an op, or the host would wait for ever.
   bool (*blocks_host)(const Experiment&, const Op&);
   // Bytes the op moves through device memory, for its bandwidth: a copy counts its bytes once, a
@@ -53,7 +53,7 @@ struct OpKind {
   // The buffer ranges it reads and writes (restoring initialised buffers between repetitions;
   // races between streams).
   std::vector<Access> (*accesses)(const Experiment&, const Op&) = no_accesses;
-  // What the op orders (cuda_semantics.md), told to the happens-before model: the stream it runs
+  // What the op orders (docs/semantics.md), told to the happens-before model: the stream it runs
   // in, events it records or waits for, what the host waits for before the call returns.
   void (*order)(HappensBefore&, const Experiment&, const Op&) = order_nothing;
   // Pitfalls of the op on its own (`streamlab check`): a pageable async copy, an allocation in

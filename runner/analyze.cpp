@@ -136,7 +136,7 @@ class Analyzer {
     conflicts_.push_back({out_.items().size() - 1, r.op, i});
   }
 
-  // Two library calls sharing a workspace (cuda_semantics.md L2): one workspace each lets them run
+  // Two library calls sharing a workspace (docs/semantics.md, L2): one workspace each lets them run
   // at once; an event would serialize them.
   std::string workspace_fix(int first, int second) const {
     const Buffer& ws = exp_.buffers[op(second).workspace.buffer];

@@ -1,5 +1,5 @@
 #pragma once
-// Happens-before over the expanded op list, under the rules of cuda_semantics.md: host program
+// Happens-before over the expanded op list, under the rules of docs/semantics.md: host program
 // order (PO), stream order (SO, S1), event record -> wait bound at the time of the wait (EV, E2,
 // E3), the legacy default stream's barrier with blocking streams (LEG, S2-S4) and calls that
 // return only once device work is done (HW: S6, S7, E4, H1-H9, I4).

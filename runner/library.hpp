@@ -1,6 +1,6 @@
 #pragma once
 // Optional libraries (cuBLAS, cuDNN, NVRTC, CUPTI) are loaded at run time, only when an experiment
-// needs one (DESIGN.md, Deployment): the program runs where they are missing, and an experiment
+// needs one (docs/semantics.md, "Optional libraries"): the program runs where they are missing, and an experiment
 // that needs a missing one fails with a message naming the library and the op.
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 #pragma once
-// The start gate (DESIGN.md, Measurement details): a spin kernel in every stream the experiment
+// The start gate (docs/semantics.md, "The start gate"): a spin kernel in every stream the experiment
 // uses holds the streams while a repetition is issued, so the host's issue cost does not
 // serialize work that could overlap, and a timing event recorded on an idle stream does not fire
 // before its op arrives. It opens once every op is queued, or just before the first op that

@@ -126,7 +126,7 @@ TEST_CASE("analyze: a generated experiment of 16 streams orders what its events 
 //
 // Random small experiments, analyzed twice: by analyze() (vector clocks, live sets pruned as it
 // goes) and by an independent model that builds the happens-before graph edge by edge from
-// cuda_semantics.md and compares every pair of accesses. Both must find races for the same
+// docs/semantics.md and compares every pair of accesses. Both must find races for the same
 // (later op, buffer) pairs.
 namespace {
 

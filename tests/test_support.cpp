@@ -1,11 +1,14 @@
 #include "tests/test_support.hpp"
 
+#include <doctest/doctest.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "runner/backend.hpp"
+#include "ops/user_kernel.hpp"
 #include "runner/diagnostics.hpp"
 
 namespace streamlab::test {
@@ -40,5 +43,17 @@ std::string diagnostics_of(const std::string& text, const std::string& file, con
 }
 
 bool have_gpu(std::string* why) { return cuda_device_count(why) > 0; }
+
+std::optional<std::string> compile_errors(const Experiment& exp, const std::string& arch) {
+  try {
+    compile_user_kernels(exp, arch);
+    return "";
+  } catch (const InvalidExperiment& err) {
+    return err.what();
+  } catch (const RunError& err) {
+    MESSAGE("skipped: NVRTC is not installed here (", err.what(), ")");
+    return std::nullopt;
+  }
+}
 
 }  // namespace streamlab::test

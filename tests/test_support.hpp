@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the tests: where the source tree is, reading files, running experiments.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@ std::vector<std::filesystem::path> yaml_files(const std::string& dir);
 // Loads `text` and returns the formatted diagnostics ("" when it loads).
 std::string diagnostics_of(const std::string& text, const std::string& file = "test.yaml",
                            const LoadOptions& options = {});
+
+// Compiles `exp`'s user kernels for `arch`: the compiler's errors as streamlab prints them ("" when
+// they compile), or nullopt where NVRTC is not installed (a MESSAGE says the case skipped).
+std::optional<std::string> compile_errors(const Experiment& exp, const std::string& arch = "compute_75");
 
 // Whether a CUDA device is usable here; `why` says why not.
 bool have_gpu(std::string* why);
