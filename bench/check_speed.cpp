@@ -13,8 +13,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "runner/analyze.hpp"
-#include "runner/load.hpp"
+#include "runner/analyze/analyze.hpp"
+#include "runner/load/load.hpp"
 
 namespace {
 

@@ -20,10 +20,10 @@
 #include <fmt/format.h>
 
 #include "bench/hand_written.hpp"
-#include "runner/backend.hpp"
-#include "runner/checks.hpp"
-#include "runner/load.hpp"
-#include "runner/stats.hpp"
+#include "runner/execute/backend.hpp"
+#include "runner/check/checks.hpp"
+#include "runner/load/load.hpp"
+#include "runner/core/stats.hpp"
 
 namespace {
 

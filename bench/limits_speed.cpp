@@ -16,9 +16,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "runner/analyze.hpp"
-#include "runner/execute.hpp"
-#include "runner/load.hpp"
+#include "runner/analyze/analyze.hpp"
+#include "runner/execute/execute.hpp"
+#include "runner/load/load.hpp"
 
 namespace {
 

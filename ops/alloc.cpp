@@ -4,13 +4,13 @@
 // repetition, and ops may use it only between that op and its free (checked at load).
 #include <fmt/format.h>
 
-#include "ops/ops.hpp"
-#include "runner/cuda_check.hpp"
-#include "runner/cuda_state.hpp"
-#include "runner/findings.hpp"
-#include "runner/happens_before.hpp"
-#include "runner/host_state.hpp"
-#include "runner/load_context.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/context/cuda_check.hpp"
+#include "runner/context/cuda_state.hpp"
+#include "runner/core/findings.hpp"
+#include "runner/context/happens_before.hpp"
+#include "runner/context/host_state.hpp"
+#include "runner/context/load_context.hpp"
 
 namespace streamlab {
 namespace {
@@ -159,25 +159,93 @@ void lint_blocking_alloc(const Experiment& exp, const Op& op, int index, Finding
 
 // cudaMalloc and cudaMallocHost may synchronize the device; cudaFree and cudaFreeHost do
 // (docs/semantics.md, I4): the host waits, so the start gate opens before them.
-const OpKind kMalloc = {"malloc", "cudaMalloc: allocate the (device) buffer here; it exists until its free",
-                        kKeys, parse_malloc, host_alloc, cuda_malloc, describe_alloc, always_blocks, no_bytes,
-                        no_accesses, order_nothing, lint_blocking_alloc};
-const OpKind kFree = {"free", "cudaFree: free a buffer malloc or mallocAsync allocated; waits for the whole device",
-                      kKeys, parse_free_device, host_free, cuda_free, describe_alloc, always_blocks, no_bytes,
-                      no_accesses, order_free, lint_blocking_alloc};
-const OpKind kMallocHost = {"mallocHost", "cudaMallocHost: allocate the (pinned) buffer here; it exists until freeHost",
-                            kKeys, parse_malloc_host, host_alloc, cuda_malloc_host, describe_alloc, always_blocks,
-                            no_bytes, no_accesses, order_nothing, lint_blocking_alloc};
-const OpKind kFreeHost = {"freeHost", "cudaFreeHost: free a buffer mallocHost allocated; waits for the whole device",
-                          kKeys, parse_free_host, host_free, cuda_free_host, describe_alloc, always_blocks, no_bytes,
-                          no_accesses, order_nothing, lint_blocking_alloc};
-const OpKind kMallocAsync = {"mallocAsync",
-                             "cudaMallocAsync: allocate the (device) buffer in stream order; the host does not wait",
-                             kAsyncKeys, parse_malloc_async, host_alloc, cuda_malloc_async, describe_alloc,
-                             never_blocks, no_bytes, no_accesses, order_in_stream};
-const OpKind kFreeAsync = {"freeAsync",
-                           "cudaFreeAsync: free the buffer in stream order, once the stream's earlier work is done",
-                           kAsyncKeys, parse_free_async, host_free, cuda_free_async, describe_alloc, never_blocks,
-                           no_bytes, no_accesses, order_in_stream};
+extern const OpKind kMalloc = {  // listed in op_table.cpp
+    .name = "malloc",
+    .summary = "cudaMalloc: allocate the (device) buffer here; it exists until its free",
+    .keys = kKeys,
+    .parse = parse_malloc,
+    .run_host = host_alloc,
+    .run_cuda = cuda_malloc,
+    .describe = describe_alloc,
+    .blocks_host = always_blocks,
+    .bytes = no_bytes,
+    .accesses = no_accesses,
+    .order = order_nothing,
+    .lint = lint_blocking_alloc,
+    .uncapturable = "cudaMalloc is prohibited while a stream captures in global mode (cudaErrorStreamCaptureUnsupported)",
+};
+extern const OpKind kFree = {  // listed in op_table.cpp
+    .name = "free",
+    .summary = "cudaFree: free a buffer malloc or mallocAsync allocated; waits for the whole device",
+    .keys = kKeys,
+    .parse = parse_free_device,
+    .run_host = host_free,
+    .run_cuda = cuda_free,
+    .describe = describe_alloc,
+    .blocks_host = always_blocks,
+    .bytes = no_bytes,
+    .accesses = no_accesses,
+    .order = order_free,
+    .lint = lint_blocking_alloc,
+    .uncapturable = "cudaFree is prohibited while a stream captures in global mode (cudaErrorStreamCaptureUnsupported)",
+};
+extern const OpKind kMallocHost = {  // listed in op_table.cpp
+    .name = "mallocHost",
+    .summary = "cudaMallocHost: allocate the (pinned) buffer here; it exists until freeHost",
+    .keys = kKeys,
+    .parse = parse_malloc_host,
+    .run_host = host_alloc,
+    .run_cuda = cuda_malloc_host,
+    .describe = describe_alloc,
+    .blocks_host = always_blocks,
+    .bytes = no_bytes,
+    .accesses = no_accesses,
+    .order = order_nothing,
+    .lint = lint_blocking_alloc,
+    .uncapturable = "cudaMallocHost is prohibited while a stream captures in global mode (cudaErrorStreamCaptureUnsupported)",
+};
+extern const OpKind kFreeHost = {  // listed in op_table.cpp
+    .name = "freeHost",
+    .summary = "cudaFreeHost: free a buffer mallocHost allocated; waits for the whole device",
+    .keys = kKeys,
+    .parse = parse_free_host,
+    .run_host = host_free,
+    .run_cuda = cuda_free_host,
+    .describe = describe_alloc,
+    .blocks_host = always_blocks,
+    .bytes = no_bytes,
+    .accesses = no_accesses,
+    .order = order_nothing,
+    .lint = lint_blocking_alloc,
+    .uncapturable = "cudaFreeHost is prohibited while a stream captures in global mode (cudaErrorStreamCaptureUnsupported)",
+};
+extern const OpKind kMallocAsync = {  // listed in op_table.cpp
+    .name = "mallocAsync",
+    .summary = "cudaMallocAsync: allocate the (device) buffer in stream order; the host does not wait",
+    .keys = kAsyncKeys,
+    .parse = parse_malloc_async,
+    .run_host = host_alloc,
+    .run_cuda = cuda_malloc_async,
+    .describe = describe_alloc,
+    .blocks_host = never_blocks,
+    .bytes = no_bytes,
+    .accesses = no_accesses,
+    .order = order_in_stream,
+    .uncapturable = "streamlab does not capture stream-ordered allocations (graph memory nodes): allocate before the graph",
+};
+extern const OpKind kFreeAsync = {  // listed in op_table.cpp
+    .name = "freeAsync",
+    .summary = "cudaFreeAsync: free the buffer in stream order, once the stream's earlier work is done",
+    .keys = kAsyncKeys,
+    .parse = parse_free_async,
+    .run_host = host_free,
+    .run_cuda = cuda_free_async,
+    .describe = describe_alloc,
+    .blocks_host = never_blocks,
+    .bytes = no_bytes,
+    .accesses = no_accesses,
+    .order = order_in_stream,
+    .uncapturable = "streamlab does not capture stream-ordered allocations (graph memory nodes): free after the graph",
+};
 
 }  // namespace streamlab

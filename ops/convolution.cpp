@@ -8,12 +8,12 @@
 #include <fmt/format.h>
 
 #include "ops/library_op.hpp"
-#include "ops/ops.hpp"
-#include "runner/cuda_check.hpp"
-#include "runner/cuda_state.hpp"
-#include "runner/host_state.hpp"
-#include "runner/library.hpp"
-#include "runner/load_context.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/context/cuda_check.hpp"
+#include "runner/context/cuda_state.hpp"
+#include "runner/context/host_state.hpp"
+#include "runner/context/library.hpp"
+#include "runner/context/load_context.hpp"
 
 namespace streamlab {
 namespace {
@@ -324,10 +324,21 @@ std::vector<Access> conv_accesses(const Experiment& exp, const Op& op) {
 
 }  // namespace
 
-const OpKind kConvolutionForward = {
-    "convolutionForward",
-    "y = conv(x, w) by cuDNN in a stream (NCHW float32/float16; algo named or auto; workspace: a device buffer, or none)",
-    kConvKeys, parse_conv, host_conv, cuda_conv, describe_conv, never_blocks, conv_bytes, conv_accesses,
-    order_in_stream, no_lint, prepare_conv};
+extern const OpKind kConvolutionForward = {  // listed in op_table.cpp
+    .name = "convolutionForward",
+    .summary = "y = conv(x, w) by cuDNN in a stream (NCHW float32/float16; algo named or auto; workspace: a device buffer, or none)",
+    .keys = kConvKeys,
+    .parse = parse_conv,
+    .run_host = host_conv,
+    .run_cuda = cuda_conv,
+    .describe = describe_conv,
+    .blocks_host = never_blocks,
+    .bytes = conv_bytes,
+    .accesses = conv_accesses,
+    .order = order_in_stream,
+    .lint = no_lint,
+    .prepare_cuda = prepare_conv,
+    .host_reference = true,
+};
 
 }  // namespace streamlab

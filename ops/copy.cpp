@@ -4,13 +4,13 @@
 
 #include <fmt/format.h>
 
-#include "ops/ops.hpp"
-#include "runner/cuda_check.hpp"
-#include "runner/cuda_state.hpp"
-#include "runner/findings.hpp"
-#include "runner/happens_before.hpp"
-#include "runner/host_state.hpp"
-#include "runner/load_context.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/context/cuda_check.hpp"
+#include "runner/context/cuda_state.hpp"
+#include "runner/core/findings.hpp"
+#include "runner/context/happens_before.hpp"
+#include "runner/context/host_state.hpp"
+#include "runner/context/load_context.hpp"
 
 namespace streamlab {
 namespace {
@@ -155,15 +155,34 @@ void lint_copy_async(const Experiment& exp, const Op& op, int index, Findings& o
 
 }  // namespace
 
-const OpKind kMemcpy = {
-    "memcpy", "cudaMemcpy: copy src into dst (buffers or element ranges, same type and size); blocks the host; default stream",
-    kCopyKeys, parse_copy, host_copy, cuda_copy, describe_copy, copy_blocks, dst_bytes, copy_accesses, order_copy};
+extern const OpKind kMemcpy = {  // listed in op_table.cpp
+    .name = "memcpy",
+    .summary = "cudaMemcpy: copy src into dst (buffers or element ranges, same type and size); blocks the host; default stream",
+    .keys = kCopyKeys,
+    .parse = parse_copy,
+    .run_host = host_copy,
+    .run_cuda = cuda_copy,
+    .describe = describe_copy,
+    .blocks_host = copy_blocks,
+    .bytes = dst_bytes,
+    .accesses = copy_accesses,
+    .order = order_copy,
+    .uncapturable = "a synchronous copy uses the legacy stream, which invalidates the capture (cudaErrorStreamCaptureImplicit); use memcpyAsync",
+};
 
-const OpKind kMemcpyAsync = {
-    "memcpyAsync",
-    "cudaMemcpyAsync: copy src into dst in a stream (default: legacy); returns at once only for "
-    "pinned or device memory",
-    kCopyAsyncKeys, parse_copy_async, host_copy, cuda_copy_async, describe_copy, copy_async_blocks,
-    dst_bytes, copy_accesses, order_copy_async, lint_copy_async};
+extern const OpKind kMemcpyAsync = {  // listed in op_table.cpp
+    .name = "memcpyAsync",
+    .summary = "cudaMemcpyAsync: copy src into dst in a stream (default: legacy); returns at once only for " "pinned or device memory",
+    .keys = kCopyAsyncKeys,
+    .parse = parse_copy_async,
+    .run_host = host_copy,
+    .run_cuda = cuda_copy_async,
+    .describe = describe_copy,
+    .blocks_host = copy_async_blocks,
+    .bytes = dst_bytes,
+    .accesses = copy_accesses,
+    .order = order_copy_async,
+    .lint = lint_copy_async,
+};
 
 }  // namespace streamlab

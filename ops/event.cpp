@@ -1,10 +1,10 @@
 // eventRecord, streamWaitEvent, eventSynchronize. On the host backend every op already runs in
 // issue order, so these order nothing further there.
-#include "ops/ops.hpp"
-#include "runner/cuda_check.hpp"
-#include "runner/cuda_state.hpp"
-#include "runner/happens_before.hpp"
-#include "runner/load_context.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/context/cuda_check.hpp"
+#include "runner/context/cuda_state.hpp"
+#include "runner/context/happens_before.hpp"
+#include "runner/context/load_context.hpp"
 
 namespace streamlab {
 namespace {
@@ -43,17 +43,50 @@ void order_event_sync(HappensBefore& hb, const Experiment&, const Op& op) { hb.s
 
 }  // namespace
 
-const OpKind kEventRecord = {
-    "eventRecord", "cudaEventRecord: capture the work issued so far to stream (default: legacy) in event",
-    kRecordKeys, parse_record, host_no_op, cuda_record, describe_event, never_blocks, no_bytes, no_accesses,
-    order_record};
+extern const OpKind kEventRecord = {  // listed in op_table.cpp
+    .name = "eventRecord",
+    .summary = "cudaEventRecord: capture the work issued so far to stream (default: legacy) in event",
+    .keys = kRecordKeys,
+    .parse = parse_record,
+    .run_host = host_no_op,
+    .run_cuda = cuda_record,
+    .describe = describe_event,
+    .blocks_host = never_blocks,
+    .bytes = no_bytes,
+    .accesses = no_accesses,
+    .order = order_record,
+    .event_use = EventUse::records,
+};
 
-const OpKind kStreamWaitEvent = {
-    "streamWaitEvent", "cudaStreamWaitEvent: later work in stream waits for the work event captured",
-    kWaitKeys, parse_wait, host_no_op, cuda_wait, describe_event, never_blocks, no_bytes, no_accesses, order_wait};
+extern const OpKind kStreamWaitEvent = {  // listed in op_table.cpp
+    .name = "streamWaitEvent",
+    .summary = "cudaStreamWaitEvent: later work in stream waits for the work event captured",
+    .keys = kWaitKeys,
+    .parse = parse_wait,
+    .run_host = host_no_op,
+    .run_cuda = cuda_wait,
+    .describe = describe_event,
+    .blocks_host = never_blocks,
+    .bytes = no_bytes,
+    .accesses = no_accesses,
+    .order = order_wait,
+    .event_use = EventUse::stream_waits,
+};
 
-const OpKind kEventSynchronize = {"eventSynchronize", "cudaEventSynchronize: the host waits for the event's work",
-                                  kEventSyncKeys, parse_event_sync, host_no_op, cuda_event_sync, describe_event, always_blocks, no_bytes,
-                                  no_accesses, order_event_sync};
+extern const OpKind kEventSynchronize = {  // listed in op_table.cpp
+    .name = "eventSynchronize",
+    .summary = "cudaEventSynchronize: the host waits for the event's work",
+    .keys = kEventSyncKeys,
+    .parse = parse_event_sync,
+    .run_host = host_no_op,
+    .run_cuda = cuda_event_sync,
+    .describe = describe_event,
+    .blocks_host = always_blocks,
+    .bytes = no_bytes,
+    .accesses = no_accesses,
+    .order = order_event_sync,
+    .uncapturable = "a capture cannot wait for work it only records (cudaErrorStreamCaptureUnsupported)",
+    .event_use = EventUse::host_waits,
+};
 
 }  // namespace streamlab

@@ -11,13 +11,13 @@
 #include <fmt/format.h>
 
 #include "ops/library_op.hpp"
-#include "ops/ops.hpp"
-#include "runner/cuda_check.hpp"
-#include "runner/cuda_state.hpp"
-#include "runner/half.hpp"
-#include "runner/host_state.hpp"
-#include "runner/library.hpp"
-#include "runner/load_context.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/context/cuda_check.hpp"
+#include "runner/context/cuda_state.hpp"
+#include "runner/core/half.hpp"
+#include "runner/context/host_state.hpp"
+#include "runner/context/library.hpp"
+#include "runner/context/load_context.hpp"
 
 namespace streamlab {
 namespace {
@@ -197,10 +197,21 @@ std::vector<Access> gemm_accesses(const Experiment& exp, const Op& op) {
 
 }  // namespace
 
-const OpKind kGemm = {"gemm",
-                      "C = alpha*A*B + beta*C by cuBLAS in a stream (row-major A [M,K], B [K,N], C [M,N]; "
-                      "workspace: a device buffer, or none)",
-                      kGemmKeys, parse_gemm, host_gemm, cuda_gemm, describe_gemm, never_blocks, gemm_bytes,
-                      gemm_accesses, order_in_stream, no_lint, prepare_gemm};
+extern const OpKind kGemm = {  // listed in op_table.cpp
+    .name = "gemm",
+    .summary = "C = alpha*A*B + beta*C by cuBLAS in a stream (row-major A [M,K], B [K,N], C [M,N]; " "workspace: a device buffer, or none)",
+    .keys = kGemmKeys,
+    .parse = parse_gemm,
+    .run_host = host_gemm,
+    .run_cuda = cuda_gemm,
+    .describe = describe_gemm,
+    .blocks_host = never_blocks,
+    .bytes = gemm_bytes,
+    .accesses = gemm_accesses,
+    .order = order_in_stream,
+    .lint = no_lint,
+    .prepare_cuda = prepare_gemm,
+    .host_reference = true,
+};
 
 }  // namespace streamlab

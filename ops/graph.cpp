@@ -11,47 +11,19 @@
 
 #include <fmt/format.h>
 
-#include "ops/graph.hpp"
-#include "ops/ops.hpp"
-#include "runner/cuda_check.hpp"
-#include "runner/cuda_state.hpp"
-#include "runner/device_timer.hpp"
-#include "runner/host_state.hpp"
-#include "runner/limits.hpp"
-#include "runner/load_context.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/context/cuda_check.hpp"
+#include "runner/context/cuda_state.hpp"
+#include "runner/context/device_timer.hpp"
+#include "runner/context/host_state.hpp"
+#include "runner/core/errors.hpp"
+#include "runner/core/limits.hpp"
+#include "runner/context/load_context.hpp"
 
 namespace streamlab {
 namespace {
 
 constexpr std::string_view kGraphKeys[] = {"stream", "replays?", "ops"};
-
-// Why an op kind cannot be captured (empty: it can), with the error CUDA gives.
-std::string uncapturable(std::string_view kind) {
-  static const std::map<std::string_view, std::string_view> why = {
-      {"memcpy", "a synchronous copy uses the legacy stream, which invalidates the capture "
-                 "(cudaErrorStreamCaptureImplicit); use memcpyAsync"},
-      {"memset", "a synchronous memset uses the legacy stream, which invalidates the capture "
-                 "(cudaErrorStreamCaptureImplicit); use memsetAsync"},
-      {"streamSynchronize", "a capture cannot wait for work it only records (cudaErrorStreamCaptureUnsupported)"},
-      {"deviceSynchronize", "a capture cannot wait for work it only records (cudaErrorStreamCaptureUnsupported)"},
-      {"eventSynchronize", "a capture cannot wait for work it only records (cudaErrorStreamCaptureUnsupported)"},
-      {"streamQuery", "querying a capturing stream invalidates the capture (cudaErrorStreamCaptureUnsupported)"},
-      {"eventQuery", "querying a captured event invalidates the capture (cudaErrorStreamCaptureUnsupported)"},
-      {"malloc", "cudaMalloc is prohibited while a stream captures in global mode (cudaErrorStreamCaptureUnsupported)"},
-      {"free", "cudaFree is prohibited while a stream captures in global mode (cudaErrorStreamCaptureUnsupported)"},
-      {"mallocHost", "cudaMallocHost is prohibited while a stream captures in global mode "
-                     "(cudaErrorStreamCaptureUnsupported)"},
-      {"freeHost", "cudaFreeHost is prohibited while a stream captures in global mode "
-                   "(cudaErrorStreamCaptureUnsupported)"},
-      {"mallocAsync", "streamlab does not capture stream-ordered allocations (graph memory nodes): allocate "
-                      "before the graph"},
-      {"freeAsync", "streamlab does not capture stream-ordered allocations (graph memory nodes): free after "
-                    "the graph"},
-      {"graph", "graphs do not nest: capture the ops themselves"},
-  };
-  auto it = why.find(kind);
-  return it == why.end() ? std::string() : std::string(it->second);
-}
 
 // What a capture records, checked op by op as CUDA would: the streams in it (the origin, and
 // those forked from it by waiting on an event recorded inside it), and at the end whether every
@@ -64,19 +36,19 @@ class CaptureCheck {
   }
 
   void op(const Op& b, int i) {
-    if (std::string why = uncapturable(b.kind->name); !why.empty()) return error(b, why);
+    if (!b.kind->uncapturable.empty()) return error(b, std::string(b.kind->uncapturable));
     if (b.stream < 0) return;
     const Stream& s = ctx_.exp.streams[b.stream];
     if (s.legacy)
       return error(b, "it runs in the legacy default stream, which cannot be captured and whose use invalidates "
                       "a capture (cudaErrorStreamCaptureImplicit); use a created stream");
-    if (b.kind->name == "streamWaitEvent") return wait(b);
+    if (b.kind->event_use == EventUse::stream_waits) return wait(b);
     if (!in_[b.stream])
       return error(b, fmt::format("it runs in stream '{}', which is not part of the capture of '{}': fork it first "
                                   "(eventRecord on '{}', then streamWaitEvent on '{}')", s.name,
                                   ctx_.exp.streams[graph_.stream].name, ctx_.exp.streams[graph_.stream].name, s.name));
     known(b.stream)[b.stream] = last_[b.stream] = i;
-    if (b.kind->name == "eventRecord" && b.event >= 0) recorded_[b.event] = known(b.stream);
+    if (b.kind->event_use == EventUse::records && b.event >= 0) recorded_[b.event] = known(b.stream);
   }
 
   void finish() {
@@ -259,8 +231,9 @@ std::vector<Access> graph_accesses(const Experiment& exp, const Op& op) {
   return out;
 }
 
-}  // namespace
-
+// Turns CUPTI's records of the graph's nodes (sample.graph_nodes) into the device time of each
+// captured op in one replay (sample.body_ms). Leaves body_ms empty when the nodes cannot be told
+// apart.
 void assign_graph_body_times(const CudaState& s, const Op& op, OpSample& sample) {
   auto it = s.prepared.find(&op);
   if (it == s.prepared.end() || sample.graph_nodes.empty()) return;
@@ -285,9 +258,24 @@ void assign_graph_body_times(const CudaState& s, const Op& op, OpSample& sample)
   }
 }
 
-const OpKind kGraph = {"graph",
-                       "the ops captured into a CUDA graph from stream (forks joined back), launched `replays` times",
-                       kGraphKeys, parse_graph, host_graph, cuda_graph, describe_graph, graph_blocks, graph_bytes,
-                       graph_accesses, order_in_stream, no_lint, prepare_graph};
+}  // namespace
+
+extern const OpKind kGraph = {  // listed in op_table.cpp
+    .name = "graph",
+    .summary = "the ops captured into a CUDA graph from stream (forks joined back), launched `replays` times",
+    .keys = kGraphKeys,
+    .parse = parse_graph,
+    .run_host = host_graph,
+    .run_cuda = cuda_graph,
+    .describe = describe_graph,
+    .blocks_host = graph_blocks,
+    .bytes = graph_bytes,
+    .accesses = graph_accesses,
+    .order = order_in_stream,
+    .lint = no_lint,
+    .prepare_cuda = prepare_graph,
+    .finish_cuda = assign_graph_body_times,
+    .uncapturable = "graphs do not nest: capture the ops themselves",
+};
 
 }  // namespace streamlab

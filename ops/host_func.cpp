@@ -6,11 +6,11 @@
 
 #include <fmt/format.h>
 
-#include "ops/ops.hpp"
-#include "runner/cuda_check.hpp"
-#include "runner/cuda_state.hpp"
-#include "runner/host_state.hpp"
-#include "runner/load_context.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/context/cuda_check.hpp"
+#include "runner/context/cuda_state.hpp"
+#include "runner/context/host_state.hpp"
+#include "runner/context/load_context.hpp"
 
 namespace streamlab {
 namespace {
@@ -101,11 +101,18 @@ std::vector<Access> host_func_accesses(const Experiment&, const Op& op) {
 
 }  // namespace
 
-const OpKind kLaunchHostFunc = {
-    "launchHostFunc",
-    "cudaLaunchHostFunc: a host function in a stream (fn: sleep with us, mark, or read with buffer); the "
-    "stream waits for it",
-    kHostFuncKeys, parse_host_func, host_host_func, cuda_host_func, describe_host_func, never_blocks, no_bytes,
-    host_func_accesses, order_in_stream};
+extern const OpKind kLaunchHostFunc = {  // listed in op_table.cpp
+    .name = "launchHostFunc",
+    .summary = "cudaLaunchHostFunc: a host function in a stream (fn: sleep with us, mark, or read with buffer); the " "stream waits for it",
+    .keys = kHostFuncKeys,
+    .parse = parse_host_func,
+    .run_host = host_host_func,
+    .run_cuda = cuda_host_func,
+    .describe = describe_host_func,
+    .blocks_host = never_blocks,
+    .bytes = no_bytes,
+    .accesses = host_func_accesses,
+    .order = order_in_stream,
+};
 
 }  // namespace streamlab

@@ -1,17 +1,17 @@
 // launch: a built-in kernel on a stream with a grid, a block, dynamic shared memory and named
-// arguments, type-checked against the kernel's signature (ops/kernels/registry.cpp).
+// arguments, type-checked against the kernel's signature (ops/kernels/kernel_table.cpp).
 #include <fmt/format.h>
 
 #include "ops/kernels/kernel.hpp"
-#include "ops/ops.hpp"
+#include "ops/op_kind.hpp"
 #include "ops/user_kernel.hpp"
-#include "runner/backend.hpp"
-#include "runner/cuda_check.hpp"
-#include "runner/cuda_state.hpp"
-#include "runner/host_state.hpp"
-#include "runner/limits.hpp"
-#include "runner/load_context.hpp"
-#include "runner/suggest.hpp"
+#include "runner/core/errors.hpp"
+#include "runner/context/cuda_check.hpp"
+#include "runner/context/cuda_state.hpp"
+#include "runner/context/host_state.hpp"
+#include "runner/core/limits.hpp"
+#include "runner/context/load_context.hpp"
+#include "runner/core/suggest.hpp"
 
 namespace streamlab {
 namespace {
@@ -270,10 +270,20 @@ std::vector<Access> launch_accesses(const Experiment& exp, const Op& op) {
 
 }  // namespace
 
-const OpKind kLaunch = {"launch",
-                        "kernel<<<grid, block, shared, stream>>>(args), `times` times back to back: a built-in kernel (see kernels "
-                        "below) or one of the experiment's `kernels:`",
-                        kLaunchKeys, parse_launch, host_launch, cuda_launch, describe_launch, never_blocks,
-                        launch_bytes, launch_accesses, order_in_stream, no_lint, prepare_launch};
+extern const OpKind kLaunch = {  // listed in op_table.cpp
+    .name = "launch",
+    .summary = "kernel<<<grid, block, shared, stream>>>(args), `times` times back to back: a built-in kernel (see kernels " "below) or one of the experiment's `kernels:`",
+    .keys = kLaunchKeys,
+    .parse = parse_launch,
+    .run_host = host_launch,
+    .run_cuda = cuda_launch,
+    .describe = describe_launch,
+    .blocks_host = never_blocks,
+    .bytes = launch_bytes,
+    .accesses = launch_accesses,
+    .order = order_in_stream,
+    .lint = no_lint,
+    .prepare_cuda = prepare_launch,
+};
 
 }  // namespace streamlab

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "runner/half.hpp"
-#include "runner/load_context.hpp"
+#include "runner/core/half.hpp"
+#include "runner/context/load_context.hpp"
 
 namespace streamlab {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ops/op.hpp"
+#include "ops/op_kind.hpp"
 
 namespace streamlab {
 

@@ -4,12 +4,12 @@
 
 #include <fmt/format.h>
 
-#include "ops/ops.hpp"
-#include "runner/cuda_check.hpp"
-#include "runner/cuda_state.hpp"
-#include "runner/happens_before.hpp"
-#include "runner/host_state.hpp"
-#include "runner/load_context.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/context/cuda_check.hpp"
+#include "runner/context/cuda_state.hpp"
+#include "runner/context/happens_before.hpp"
+#include "runner/context/host_state.hpp"
+#include "runner/context/load_context.hpp"
 
 namespace streamlab {
 namespace {
@@ -70,13 +70,33 @@ void order_memset(HappensBefore& hb, const Experiment& exp, const Op& op) {
 
 }  // namespace
 
-const OpKind kMemset = {"memset", "cudaMemset: set every byte of a device buffer to value (0..255); default stream",
-                        kMemsetKeys, parse_memset, host_memset, cuda_memset, describe_memset,
-                        never_blocks, dst_bytes, memset_accesses, order_memset};
+extern const OpKind kMemset = {  // listed in op_table.cpp
+    .name = "memset",
+    .summary = "cudaMemset: set every byte of a device buffer to value (0..255); default stream",
+    .keys = kMemsetKeys,
+    .parse = parse_memset,
+    .run_host = host_memset,
+    .run_cuda = cuda_memset,
+    .describe = describe_memset,
+    .blocks_host = never_blocks,
+    .bytes = dst_bytes,
+    .accesses = memset_accesses,
+    .order = order_memset,
+    .uncapturable = "a synchronous memset uses the legacy stream, which invalidates the capture (cudaErrorStreamCaptureImplicit); use memsetAsync",
+};
 
-const OpKind kMemsetAsync = {"memsetAsync",
-                             "cudaMemsetAsync: set every byte of a device buffer to value (0..255) in a stream",
-                             kMemsetAsyncKeys, parse_memset_async, host_memset, cuda_memset_async, describe_memset,
-                             never_blocks, dst_bytes, memset_accesses, order_in_stream};
+extern const OpKind kMemsetAsync = {  // listed in op_table.cpp
+    .name = "memsetAsync",
+    .summary = "cudaMemsetAsync: set every byte of a device buffer to value (0..255) in a stream",
+    .keys = kMemsetAsyncKeys,
+    .parse = parse_memset_async,
+    .run_host = host_memset,
+    .run_cuda = cuda_memset_async,
+    .describe = describe_memset,
+    .blocks_host = never_blocks,
+    .bytes = dst_bytes,
+    .accesses = memset_accesses,
+    .order = order_in_stream,
+};
 
 }  // namespace streamlab

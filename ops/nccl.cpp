@@ -10,13 +10,13 @@
 #include <nccl.h>
 
 #include "ops/library_op.hpp"
-#include "ops/ops.hpp"
-#include "runner/cuda_check.hpp"
-#include "runner/cuda_state.hpp"
-#include "runner/happens_before.hpp"
-#include "runner/host_state.hpp"
-#include "runner/library.hpp"
-#include "runner/load_context.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/context/cuda_check.hpp"
+#include "runner/context/cuda_state.hpp"
+#include "runner/context/happens_before.hpp"
+#include "runner/context/host_state.hpp"
+#include "runner/context/library.hpp"
+#include "runner/context/load_context.hpp"
 
 namespace streamlab {
 namespace {
@@ -318,19 +318,69 @@ void load_communicators(LoadContext& ctx, const YAML::Node& node) {
   }
 }
 
-const OpKind kAllReduce = {"allReduce", "ncclAllReduce on each rank's stream: every rank receives the reduction of all sends",
-                           kReduceKeys, parse_collective, host_collective, cuda_collective, describe_collective,
-                           never_blocks, collective_bytes, collective_accesses, order_collective, no_lint,
-                           prepare_collective};
-const OpKind kBroadcast = {"broadcast", "ncclBroadcast: every rank receives the root rank's send buffer", kBroadcastKeys,
-                           parse_collective, host_collective, cuda_collective, describe_collective, never_blocks,
-                           collective_bytes, collective_accesses, order_collective, no_lint, prepare_collective};
-const OpKind kReduceScatter = {"reduceScatter", "ncclReduceScatter: rank k receives part k of the reduction of all sends",
-                               kReduceKeys, parse_collective, host_collective, cuda_collective, describe_collective,
-                               never_blocks, collective_bytes, collective_accesses, order_collective, no_lint,
-                               prepare_collective};
-const OpKind kAllGather = {"allGather", "ncclAllGather: every rank receives all sends, in rank order", kGatherKeys,
-                           parse_collective, host_collective, cuda_collective, describe_collective, never_blocks,
-                           collective_bytes, collective_accesses, order_collective, no_lint, prepare_collective};
+extern const OpKind kAllReduce = {  // listed in op_table.cpp
+    .name = "allReduce",
+    .summary = "ncclAllReduce on each rank's stream: every rank receives the reduction of all sends",
+    .keys = kReduceKeys,
+    .parse = parse_collective,
+    .run_host = host_collective,
+    .run_cuda = cuda_collective,
+    .describe = describe_collective,
+    .blocks_host = never_blocks,
+    .bytes = collective_bytes,
+    .accesses = collective_accesses,
+    .order = order_collective,
+    .lint = no_lint,
+    .prepare_cuda = prepare_collective,
+    .host_reference = true,
+};
+extern const OpKind kBroadcast = {  // listed in op_table.cpp
+    .name = "broadcast",
+    .summary = "ncclBroadcast: every rank receives the root rank's send buffer",
+    .keys = kBroadcastKeys,
+    .parse = parse_collective,
+    .run_host = host_collective,
+    .run_cuda = cuda_collective,
+    .describe = describe_collective,
+    .blocks_host = never_blocks,
+    .bytes = collective_bytes,
+    .accesses = collective_accesses,
+    .order = order_collective,
+    .lint = no_lint,
+    .prepare_cuda = prepare_collective,
+    .host_reference = true,
+};
+extern const OpKind kReduceScatter = {  // listed in op_table.cpp
+    .name = "reduceScatter",
+    .summary = "ncclReduceScatter: rank k receives part k of the reduction of all sends",
+    .keys = kReduceKeys,
+    .parse = parse_collective,
+    .run_host = host_collective,
+    .run_cuda = cuda_collective,
+    .describe = describe_collective,
+    .blocks_host = never_blocks,
+    .bytes = collective_bytes,
+    .accesses = collective_accesses,
+    .order = order_collective,
+    .lint = no_lint,
+    .prepare_cuda = prepare_collective,
+    .host_reference = true,
+};
+extern const OpKind kAllGather = {  // listed in op_table.cpp
+    .name = "allGather",
+    .summary = "ncclAllGather: every rank receives all sends, in rank order",
+    .keys = kGatherKeys,
+    .parse = parse_collective,
+    .run_host = host_collective,
+    .run_cuda = cuda_collective,
+    .describe = describe_collective,
+    .blocks_host = never_blocks,
+    .bytes = collective_bytes,
+    .accesses = collective_accesses,
+    .order = order_collective,
+    .lint = no_lint,
+    .prepare_cuda = prepare_collective,
+    .host_reference = true,
+};
 
 }  // namespace streamlab

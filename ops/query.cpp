@@ -1,11 +1,11 @@
 // streamQuery and eventQuery: ask, without waiting, whether a stream's (an event's) work is done.
 // The answer of every repetition is recorded (OpSample::answer) and reported.
-#include "ops/ops.hpp"
-#include "runner/cuda_check.hpp"
-#include "runner/cuda_state.hpp"
-#include "runner/happens_before.hpp"
-#include "runner/host_state.hpp"
-#include "runner/load_context.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/context/cuda_check.hpp"
+#include "runner/context/cuda_state.hpp"
+#include "runner/context/happens_before.hpp"
+#include "runner/context/host_state.hpp"
+#include "runner/context/load_context.hpp"
 
 namespace streamlab {
 namespace {
@@ -36,14 +36,33 @@ void order_event_query(HappensBefore& hb, const Experiment&, const Op& op) { hb.
 
 }  // namespace
 
-const OpKind kStreamQuery = {"streamQuery",
-                             "cudaStreamQuery: is all work issued to stream done? (answer recorded; never waits)",
-                             kStreamQueryKeys, parse_stream_query, host_query, cuda_stream_query, describe_stream,
-                             never_blocks, no_bytes};
+extern const OpKind kStreamQuery = {  // listed in op_table.cpp
+    .name = "streamQuery",
+    .summary = "cudaStreamQuery: is all work issued to stream done? (answer recorded; never waits)",
+    .keys = kStreamQueryKeys,
+    .parse = parse_stream_query,
+    .run_host = host_query,
+    .run_cuda = cuda_stream_query,
+    .describe = describe_stream,
+    .blocks_host = never_blocks,
+    .bytes = no_bytes,
+    .uncapturable = "querying a capturing stream invalidates the capture (cudaErrorStreamCaptureUnsupported)",
+};
 
-const OpKind kEventQuery = {"eventQuery",
-                            "cudaEventQuery: is the work captured by event done? (answer recorded; never waits)",
-                            kEventQueryKeys, parse_event_query, host_query, cuda_event_query, describe_event,
-                            never_blocks, no_bytes, no_accesses, order_event_query};
+extern const OpKind kEventQuery = {  // listed in op_table.cpp
+    .name = "eventQuery",
+    .summary = "cudaEventQuery: is the work captured by event done? (answer recorded; never waits)",
+    .keys = kEventQueryKeys,
+    .parse = parse_event_query,
+    .run_host = host_query,
+    .run_cuda = cuda_event_query,
+    .describe = describe_event,
+    .blocks_host = never_blocks,
+    .bytes = no_bytes,
+    .accesses = no_accesses,
+    .order = order_event_query,
+    .uncapturable = "querying a captured event invalidates the capture (cudaErrorStreamCaptureUnsupported)",
+    .event_use = EventUse::queries,
+};
 
 }  // namespace streamlab

@@ -1,9 +1,9 @@
 // streamSynchronize and deviceSynchronize: the host waits for device work.
-#include "ops/ops.hpp"
-#include "runner/cuda_check.hpp"
-#include "runner/cuda_state.hpp"
-#include "runner/happens_before.hpp"
-#include "runner/load_context.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/context/cuda_check.hpp"
+#include "runner/context/cuda_state.hpp"
+#include "runner/context/happens_before.hpp"
+#include "runner/context/load_context.hpp"
 
 namespace streamlab {
 namespace {
@@ -22,13 +22,34 @@ void order_device_sync(HappensBefore& hb, const Experiment&, const Op&) { hb.syn
 
 }  // namespace
 
-const OpKind kStreamSynchronize = {"streamSynchronize", "cudaStreamSynchronize: the host waits for stream's work",
-                                   kStreamSyncKeys, parse_stream_sync, host_no_op, cuda_stream_sync, describe_nothing, always_blocks, no_bytes,
-                                   no_accesses, order_stream_sync};
+extern const OpKind kStreamSynchronize = {  // listed in op_table.cpp
+    .name = "streamSynchronize",
+    .summary = "cudaStreamSynchronize: the host waits for stream's work",
+    .keys = kStreamSyncKeys,
+    .parse = parse_stream_sync,
+    .run_host = host_no_op,
+    .run_cuda = cuda_stream_sync,
+    .describe = describe_nothing,
+    .blocks_host = always_blocks,
+    .bytes = no_bytes,
+    .accesses = no_accesses,
+    .order = order_stream_sync,
+    .uncapturable = "a capture cannot wait for work it only records (cudaErrorStreamCaptureUnsupported)",
+};
 
-const OpKind kDeviceSynchronize = {"deviceSynchronize",
-                                   "cudaDeviceSynchronize: the host waits for all work in all streams", {},
-                                   parse_device_sync, host_no_op, cuda_device_sync, describe_nothing,
-                                   always_blocks, no_bytes, no_accesses, order_device_sync};
+extern const OpKind kDeviceSynchronize = {  // listed in op_table.cpp
+    .name = "deviceSynchronize",
+    .summary = "cudaDeviceSynchronize: the host waits for all work in all streams",
+    .keys = {},
+    .parse = parse_device_sync,
+    .run_host = host_no_op,
+    .run_cuda = cuda_device_sync,
+    .describe = describe_nothing,
+    .blocks_host = always_blocks,
+    .bytes = no_bytes,
+    .accesses = no_accesses,
+    .order = order_device_sync,
+    .uncapturable = "a capture cannot wait for work it only records (cudaErrorStreamCaptureUnsupported)",
+};
 
 }  // namespace streamlab

@@ -10,12 +10,12 @@
 #include <fmt/format.h>
 #include <nvrtc.h>
 
-#include "runner/bounded_child.hpp"
-#include "runner/cuda_check.hpp"
-#include "runner/library.hpp"
-#include "runner/limits.hpp"
-#include "runner/load_context.hpp"
-#include "runner/safe_file.hpp"
+#include "runner/core/bounded_child.hpp"
+#include "runner/context/cuda_check.hpp"
+#include "runner/context/library.hpp"
+#include "runner/core/limits.hpp"
+#include "runner/context/load_context.hpp"
+#include "runner/core/safe_file.hpp"
 
 namespace streamlab {
 namespace {

@@ -12,8 +12,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "ops/kernels/kernel.hpp"
-#include "runner/cuda_state.hpp"
-#include "runner/diagnostics.hpp"
+#include "runner/context/cuda_state.hpp"
+#include "runner/core/diagnostics.hpp"
 
 namespace streamlab {
 
@@ -30,7 +30,7 @@ std::vector<KernelParam> user_params(const UserKernel& k);
 
 // Diagnostics of a load, each shown with the line it points at: a line of the experiment, or of
 // a file in its folder that a kernel reads (its `file:` or a header it includes; read again the
-// way a kernel's files are, runner/safe_file.hpp). Lines of no other file are ever shown.
+// way a kernel's files are, runner/core/safe_file.hpp). Lines of no other file are ever shown.
 std::string format_with_kernel_sources(const Diagnostics& diags, const std::string& experiment_file,
                                        std::string_view experiment_source);
 

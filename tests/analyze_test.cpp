@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ops/op.hpp"
-#include "runner/analyze.hpp"
-#include "runner/happens_before.hpp"
-#include "runner/load.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/analyze/analyze.hpp"
+#include "runner/context/happens_before.hpp"
+#include "runner/load/load.hpp"
 #include "tests/test_support.hpp"
 
 using namespace streamlab;

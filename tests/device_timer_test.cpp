@@ -3,8 +3,9 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "runner/device_timer.hpp"
-#include "runner/load.hpp"
+#include "runner/context/device_timer.hpp"
+#include "runner/core/errors.hpp"
+#include "runner/load/load.hpp"
 
 using namespace streamlab;
 

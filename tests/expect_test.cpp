@@ -2,10 +2,10 @@
 
 #include <cmath>
 
-#include "runner/expect.hpp"
-#include "runner/execute.hpp"
-#include "runner/figures.hpp"
-#include "runner/load.hpp"
+#include "runner/check/expect.hpp"
+#include "runner/execute/execute.hpp"
+#include "runner/check/figures.hpp"
+#include "runner/load/load.hpp"
 
 using namespace streamlab;
 

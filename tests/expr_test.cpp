@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "runner/expr.hpp"
+#include "runner/core/expr.hpp"
 
 using namespace streamlab;
 

@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "ops/kernels/kernel.hpp"
-#include "ops/op.hpp"
-#include "runner/analyze.hpp"
-#include "runner/backend.hpp"
-#include "runner/device_timer.hpp"
-#include "runner/execute.hpp"
-#include "runner/figures.hpp"
-#include "runner/load.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/analyze/analyze.hpp"
+#include "runner/execute/backend.hpp"
+#include "runner/context/device_timer.hpp"
+#include "runner/execute/execute.hpp"
+#include "runner/check/figures.hpp"
+#include "runner/load/load.hpp"
 #include "tests/test_support.hpp"
 
 using namespace streamlab;

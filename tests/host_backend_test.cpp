@@ -2,12 +2,12 @@
 
 #include <cstring>
 
-#include "ops/op.hpp"
-#include "runner/backend.hpp"
-#include "runner/buffer_init.hpp"
-#include "runner/execute.hpp"
-#include "runner/load.hpp"
-#include "runner/memory_budget.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/execute/backend.hpp"
+#include "runner/context/buffer_init.hpp"
+#include "runner/execute/execute.hpp"
+#include "runner/load/load.hpp"
+#include "runner/execute/memory_budget.hpp"
 #include "tests/test_support.hpp"
 
 using namespace streamlab;

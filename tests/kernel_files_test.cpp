@@ -16,11 +16,11 @@
 #include <fmt/format.h>
 
 #include "ops/user_kernel.hpp"
-#include "runner/bounded_child.hpp"
-#include "runner/diagnostics.hpp"
-#include "runner/limits.hpp"
-#include "runner/load.hpp"
-#include "runner/safe_file.hpp"
+#include "runner/core/bounded_child.hpp"
+#include "runner/core/diagnostics.hpp"
+#include "runner/core/limits.hpp"
+#include "runner/load/load.hpp"
+#include "runner/core/safe_file.hpp"
 #include "tests/test_support.hpp"
 
 using namespace streamlab;
@@ -407,7 +407,7 @@ TEST_CASE("kernel files: diagnostics show lines of the experiment's folder only"
 #define STREAMLAB_TEST_ASAN 0
 #endif
 
-// Compiling runs in a bounded child (runner/bounded_child.hpp): what it returns comes back whole,
+// Compiling runs in a bounded child (runner/core/bounded_child.hpp): what it returns comes back whole,
 // an exception as its text, and a child over a bound is stopped and said to be.
 TEST_CASE("kernel files: the compiler's child process returns its output, or why it was stopped") {
   std::string big(3 << 20, 'x');  // more than one pipe buffer

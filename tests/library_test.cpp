@@ -8,13 +8,13 @@
 #include <fstream>
 #include <string>
 
-#include "ops/op.hpp"
+#include "ops/op_kind.hpp"
 #include "ops/user_kernel.hpp"
-#include "runner/backend.hpp"
-#include "runner/execute.hpp"
-#include "runner/half.hpp"
-#include "runner/library.hpp"
-#include "runner/load.hpp"
+#include "runner/execute/backend.hpp"
+#include "runner/execute/execute.hpp"
+#include "runner/core/half.hpp"
+#include "runner/context/library.hpp"
+#include "runner/load/load.hpp"
 #include "tests/test_support.hpp"
 
 using namespace streamlab;

@@ -4,8 +4,8 @@
 #include <fstream>
 
 #include "ops/kernels/kernel.hpp"
-#include "runner/diagnostics.hpp"
-#include "runner/load.hpp"
+#include "runner/core/diagnostics.hpp"
+#include "runner/load/load.hpp"
 #include "tests/test_support.hpp"
 
 using namespace streamlab;

@@ -18,9 +18,9 @@
 
 #include <fmt/format.h>
 
-#include "runner/backend.hpp"
-#include "runner/diagnostics.hpp"
-#include "runner/output_file.hpp"
+#include "runner/execute/backend.hpp"
+#include "runner/core/diagnostics.hpp"
+#include "runner/report/output_file.hpp"
 #include "tests/test_support.hpp"
 
 using namespace streamlab;

@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runner/backend.hpp"
-#include "runner/figures.hpp"
-#include "runner/report_console.hpp"
-#include "runner/report_files.hpp"
+#include "runner/execute/backend.hpp"
+#include "runner/check/figures.hpp"
+#include "runner/report/console.hpp"
+#include "runner/report/files.hpp"
 #include "tests/test_support.hpp"
 
 using namespace streamlab;

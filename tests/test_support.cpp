@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "runner/backend.hpp"
+#include "runner/execute/backend.hpp"
 #include "ops/user_kernel.hpp"
-#include "runner/diagnostics.hpp"
+#include "runner/core/diagnostics.hpp"
 
 namespace streamlab::test {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "runner/execute.hpp"
-#include "runner/load.hpp"
+#include "runner/execute/execute.hpp"
+#include "runner/load/load.hpp"
 
 namespace streamlab::test {
 

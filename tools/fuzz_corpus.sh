@@ -20,8 +20,8 @@ while IFS= read -r f; do
 done < <(find experiments tests/bad tests/analyze tests/data -name '*.yaml' | LC_ALL=C sort)
 echo "fuzz_corpus: $n files in $out"
 
-# The expectation functions, from their table (runner/expect.cpp: {"duration", {ExpectArg::op}, ...).
-functions=$(grep -oE '^ +\{"[a-z_]+", \{' runner/expect.cpp | grep -oE '[a-z_]+' | tr '\n' ' ')
+# The expectation functions, from their table (runner/check/expect.cpp: {"duration", {ExpectArg::op}, ...).
+functions=$(grep -oE '^ +\{"[a-z_]+", \{' runner/check/expect.cpp | grep -oE '[a-z_]+' | tr '\n' ' ')
 python3 - "$functions" >tests/fuzz/experiment.dict <<'PY'
 import json, sys
 schema = json.load(open("schemas/experiment.schema.json"))

@@ -12,7 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include "ops/kernels/kernel_abi.hpp"
-#include "runner/experiment.hpp"
+#include "runner/core/experiment.hpp"
 
 namespace streamlab {
 

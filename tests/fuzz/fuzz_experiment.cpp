@@ -9,7 +9,7 @@
 //             -timeout=10 -rss_limit_mb=2048 -artifact_prefix=/tmp/fuzz- NEW_CORPUS_DIR tests/fuzz/corpus
 //
 // The input is the YAML text. The pipeline is the one `streamlab check` and `streamlab run
-// --backend host --allow-races` follow (runner/cli.cpp): the CLI runs experiments that analyze
+// --backend host --allow-races` follow (runner/cli/cli.cpp): the CLI runs experiments that analyze
 // finds errors in when told to, so the host backend must survive races, uses after free and the
 // rest. Only experiments small enough to run in well under a second are run (see Budget): an
 // experiment that legitimately sleeps or multiplies large matrices for minutes is not a bug, and
@@ -37,16 +37,16 @@
 #include <string_view>
 #include <vector>
 
-#include "ops/op.hpp"
-#include "runner/analyze.hpp"
-#include "runner/backend.hpp"
-#include "runner/diagnostics.hpp"
-#include "runner/environment.hpp"
-#include "runner/execute.hpp"
-#include "runner/experiment.hpp"
-#include "runner/load.hpp"
-#include "runner/report_console.hpp"
-#include "runner/report_files.hpp"
+#include "ops/op_kind.hpp"
+#include "runner/analyze/analyze.hpp"
+#include "runner/execute/backend.hpp"
+#include "runner/core/diagnostics.hpp"
+#include "runner/load/environment.hpp"
+#include "runner/execute/execute.hpp"
+#include "runner/core/experiment.hpp"
+#include "runner/load/load.hpp"
+#include "runner/report/console.hpp"
+#include "runner/report/files.hpp"
 
 namespace {
 

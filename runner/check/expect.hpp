@@ -1,0 +1,45 @@
+#pragma once
+// Expectations (`expect:`): conditions over a run's medians, stated in the experiment so a lab or
+// a regression check knows what the numbers must show, e.g.
+//   overlap(copy, kernel) >= 0.9 * duration(copy)
+// Numbers, params, + - * /, comparisons, and/or/not, and the functions of expect.cpp's table.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runner/core/experiment.hpp"
+#include "runner/core/record.hpp"
+
+namespace YAML {
+class Node;  // yaml-cpp: only load reads YAML
+}
+
+namespace streamlab {
+
+class LoadContext;
+
+struct ExpectNode {
+  enum class Kind { number, call, negate, logical_not, binary } kind = Kind::number;
+  std::string op;      // call: the function; binary: + - * / < <= > >= == != and or
+  double value = 0;    // number (params are resolved to numbers at load)
+  std::vector<int> refs;  // call: op or stream indices
+  std::vector<std::shared_ptr<const ExpectNode>> args;
+  std::string text;    // call: its source text, for reporting its value
+  size_t begin = 0, end = 0;  // where the node's text lies in the expectation
+  int height = 1;      // nodes on the longest path down: evaluating recurses this deep
+  bool boolean = false;
+};
+
+// Reads `expect:` (a list of strings) into exp.expectations, reporting problems at their column.
+void load_expectations(LoadContext& ctx, const YAML::Node& node);
+
+std::vector<ExpectationResult> evaluate_expectations(const Experiment& exp, const RunRecord& run);
+
+struct FunctionDoc {
+  std::string signature;
+  std::string_view unit, meaning;
+};
+std::vector<FunctionDoc> expectation_functions();  // for `streamlab list`
+
+}  // namespace streamlab

@@ -1,0 +1,326 @@
+// Parsing of expectations: recursive descent over
+//   or := and ('or' and)*      and := not ('and' not)*      not := 'not' not | cmp
+//   cmp := sum (('<'|'<='|'>'|'>='|'=='|'!=') sum)?     sum := prod (('+'|'-') prod)*
+//   prod := unary (('*'|'/') unary)*     unary := '-' unary | atom
+//   atom := number | param | NAME '(' args ')' | '(' or ')'
+// Names resolve at load (op ids, streams, params), so a typo is reported with its column.
+#include <cctype>
+#include <cstdlib>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "runner/check/expect.hpp"
+#include "runner/check/expect_functions.hpp"
+#include "runner/core/limits.hpp"
+#include "runner/context/load_context.hpp"
+#include "runner/core/suggest.hpp"
+
+namespace streamlab {
+namespace {
+
+using NodePtr = std::shared_ptr<ExpectNode>;
+
+struct ParseFailure {
+  size_t offset;
+  std::string message;
+};
+
+class Parser {
+ public:
+  // `op_of`: every op id, with its index (built once for all expectations).
+  Parser(std::string_view text, const Experiment& exp, const ParamScope& params,
+         const std::unordered_map<std::string, int>& op_of)
+      : text_(text), exp_(exp), params_(params), op_of_(op_of) {}
+
+  NodePtr run() {
+    NodePtr root = parse_or();
+    skip_space();
+    if (pos_ < text_.size()) fail(pos_, fmt::format("unexpected '{}'", text_[pos_]));
+    if (!root->boolean)
+      fail(0, "an expectation must be a comparison, or comparisons joined by and/or/not (e.g. \"span() < 2\")");
+    return root;
+  }
+
+ private:
+  NodePtr parse_or() { return binary_chain([this] { return parse_and(); }, {"or"}, true); }
+  NodePtr parse_and() { return binary_chain([this] { return parse_not(); }, {"and"}, true); }
+
+  NodePtr parse_not() {
+    size_t begin = skip_space();
+    if (!take_word("not")) return parse_cmp();
+    Nested nested(*this, begin);
+    NodePtr operand = parse_not();
+    require_boolean(operand, begin, "'not'");
+    return make(ExpectNode::Kind::logical_not, "not", {operand}, begin, true);
+  }
+
+  NodePtr parse_cmp() {
+    size_t begin = skip_space();
+    NodePtr lhs = parse_sum();
+    for (std::string_view op : {"<=", ">=", "==", "!=", "<", ">"}) {
+      skip_space();
+      if (text_.substr(pos_, op.size()) != op) continue;
+      pos_ += op.size();
+      NodePtr rhs = parse_sum();
+      require_number(lhs, begin, op);
+      require_number(rhs, begin, op);
+      return make(ExpectNode::Kind::binary, std::string(op), {lhs, rhs}, begin, true);
+    }
+    return lhs;
+  }
+
+  NodePtr parse_sum() { return binary_chain([this] { return parse_prod(); }, {"+", "-"}, false); }
+  NodePtr parse_prod() { return binary_chain([this] { return parse_unary(); }, {"*", "/"}, false); }
+
+  NodePtr parse_unary() {
+    size_t begin = skip_space();
+    if (pos_ < text_.size() && text_[pos_] == '-') {
+      ++pos_;
+      Nested nested(*this, begin);
+      NodePtr operand = parse_unary();
+      require_number(operand, begin, "'-'");
+      return make(ExpectNode::Kind::negate, "-", {operand}, begin, false);
+    }
+    return parse_atom();
+  }
+
+  NodePtr parse_atom() {
+    size_t begin = skip_space();
+    if (pos_ == text_.size()) fail(pos_, "expected a number, a function call or '(' at the end");
+    char c = text_[pos_];
+    if (c == '(') {
+      ++pos_;
+      Nested nested(*this, begin);
+      NodePtr inner = parse_or();
+      skip_space();
+      if (pos_ == text_.size() || text_[pos_] != ')') fail(begin, "unbalanced '(': expected ')'");
+      ++pos_;
+      return inner;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return parse_number(begin);
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') return parse_name(begin);
+    fail(pos_, fmt::format("expected a number, a function call or '(', got '{}'", c));
+  }
+
+  NodePtr parse_number(size_t begin) {
+    char* end = nullptr;
+    double v = std::strtod(text_.data() + pos_, &end);
+    pos_ = static_cast<size_t>(end - text_.data());
+    NodePtr n = make(ExpectNode::Kind::number, "", {}, begin, false);
+    n->value = v;
+    return n;
+  }
+
+  NodePtr parse_name(size_t begin) {
+    std::string name = word();
+    skip_space();
+    if (pos_ < text_.size() && text_[pos_] == '(') return parse_call(name, begin);
+    auto param = params_.find(name);
+    if (param == params_.end()) fail(begin, unknown_param(name));
+    NodePtr n = make(ExpectNode::Kind::number, "", {}, begin, false);
+    n->value = static_cast<double>(param->second);
+    return n;
+  }
+
+  NodePtr parse_call(const std::string& name, size_t begin) {
+    const ExpectFunction* f = find_expect_function(name);
+    if (!f) fail(begin, unknown_function(name));
+    ++pos_;  // '('
+    NodePtr call = make(ExpectNode::Kind::call, name, {}, begin, false);
+    Nested nested(*this, begin);
+    for (size_t i = 0; i < f->args.size(); ++i) {
+      if (i > 0) expect_char(',', fmt::format("{} takes {} arguments", name, f->args.size()));
+      read_argument(*call, f->args[i]);
+    }
+    expect_char(')', fmt::format("{} takes {} argument{}", name, f->args.size(), f->args.size() == 1 ? "" : "s"));
+    call->text = std::string(text_.substr(begin, pos_ - begin));
+    call->end = pos_;
+    for (const auto& a : call->args) call->height = std::max(call->height, a->height + 1);
+    return call;
+  }
+
+  void read_argument(ExpectNode& call, ExpectArg kind) {
+    size_t begin = skip_space();
+    if (kind == ExpectArg::number) {
+      NodePtr arg = parse_sum();
+      require_number(arg, begin, "'" + call.op + "'");
+      call.args.push_back(arg);
+      return;
+    }
+    std::string name = word();
+    if (name.empty()) fail(begin, fmt::format("{}: expected {}", call.op, kind == ExpectArg::op ? "an op id" : "a stream name"));
+    name += index_suffix();
+    call.refs.push_back(kind == ExpectArg::op ? op_index(name, begin) : stream_index(name, begin));
+  }
+
+  int op_index(const std::string& id, size_t at) {
+    if (auto it = op_of_.find(id); it != op_of_.end()) return it->second;
+    std::vector<std::string> ids;  // not found: the ids, for the message
+    for (const Op& op : exp_.ops) ids.push_back(op.id);
+    return resolve(ids, id, "op", "op ids", at);
+  }
+
+  int stream_index(const std::string& name, size_t at) {
+    std::vector<std::string> names;
+    for (const Stream& s : exp_.streams) names.push_back(s.name);
+    return resolve(names, name, "stream", "streams", at);
+  }
+
+  int resolve(const std::vector<std::string>& names, const std::string& name, std::string_view kind,
+              std::string_view plural, size_t at) {
+    int i = index_of(names, name);
+    if (i < 0) fail(at, unknown_name(kind, name, names, plural));
+    return i;
+  }
+
+  std::string unknown_function(const std::string& name) const {
+    std::vector<std::string> names;
+    for (const auto& f : expect_functions()) names.emplace_back(f.name);
+    return fmt::format("unknown function '{}'{} (functions: {})", name, did_you_mean(name, names), join(names));
+  }
+
+  std::string unknown_param(const std::string& name) const {
+    std::vector<std::string> names;
+    for (const auto& [p, v] : params_) names.push_back(p);
+    return fmt::format("unknown name '{}'{}: expected a param{} or a function call", name, did_you_mean(name, names),
+                       names.empty() ? "" : " (" + join(names) + ")");
+  }
+
+  template <class Next>
+  NodePtr binary_chain(Next next, std::initializer_list<std::string_view> ops, bool logical) {
+    size_t begin = skip_space();
+    NodePtr lhs = next();
+    for (;;) {
+      skip_space();
+      std::string_view matched;
+      for (std::string_view op : ops)
+        if (logical ? peek_word(op) : text_.substr(pos_, op.size()) == op) matched = op;
+      if (matched.empty()) return lhs;
+      pos_ += matched.size();
+      NodePtr rhs = next();
+      logical ? require_boolean(lhs, begin, fmt::format("'{}'", matched)) : require_number(lhs, begin, fmt::format("'{}'", matched));
+      logical ? require_boolean(rhs, begin, fmt::format("'{}'", matched)) : require_number(rhs, begin, fmt::format("'{}'", matched));
+      lhs = make(ExpectNode::Kind::binary, std::string(matched), {lhs, rhs}, begin, logical);
+    }
+  }
+
+  NodePtr make(ExpectNode::Kind kind, std::string op, std::vector<std::shared_ptr<const ExpectNode>> args, size_t begin,
+               bool boolean) {
+    auto n = std::make_shared<ExpectNode>();
+    n->kind = kind, n->op = std::move(op), n->args = std::move(args), n->boolean = boolean;
+    n->begin = begin, n->end = pos_;
+    for (const auto& a : n->args) n->height = std::max(n->height, a->height + 1);
+    // A chain (`a + b + c ...`) grows the tree one level per operator: evaluating it recurses
+    // that deep, so its height is bounded like the parser's own nesting.
+    if (n->height > limits::kExpressionDepth)
+      fail(begin, fmt::format("the expectation nests deeper than {} operations; split it", limits::kExpressionDepth));
+    return n;
+  }
+
+  std::string_view text_of(const NodePtr& n) const { return text_.substr(n->begin, n->end - n->begin); }
+
+  void require_boolean(const NodePtr& n, size_t at, std::string_view op) {
+    if (!n->boolean) fail(at, fmt::format("{} joins conditions; '{}' is a number", op, text_of(n)));
+  }
+  void require_number(const NodePtr& n, size_t at, std::string_view op) {
+    if (n->boolean) fail(at, fmt::format("{} takes numbers; '{}' is a condition", op, text_of(n)));
+  }
+
+  void expect_char(char c, const std::string& why) {
+    skip_space();
+    if (pos_ >= text_.size() || text_[pos_] != c) fail(pos_, fmt::format("expected '{}': {}", c, why));
+    ++pos_;
+  }
+
+  // "[3]" for `[EXPR]` after a name (an element of an array, an op of a loop), else "".
+  std::string index_suffix() {
+    if (pos_ >= text_.size() || text_[pos_] != '[') return "";
+    size_t close = text_.find(']', pos_);
+    if (close == std::string_view::npos) fail(pos_, "expected ']' after the index");
+    auto v = evaluate(text_.substr(pos_ + 1, close - pos_ - 1), params_);
+    if (auto* e = std::get_if<ExprError>(&v)) fail(pos_ + 1 + e->offset, e->message);
+    pos_ = close + 1;
+    return fmt::format("[{}]", std::get<int64_t>(v));
+  }
+
+  std::string word() {
+    size_t begin = pos_;
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
+    return std::string(text_.substr(begin, pos_ - begin));
+  }
+
+  bool peek_word(std::string_view w) const {
+    if (text_.substr(pos_, w.size()) != w) return false;
+    size_t after = pos_ + w.size();
+    return after == text_.size() || !(std::isalnum(static_cast<unsigned char>(text_[after])) || text_[after] == '_');
+  }
+
+  bool take_word(std::string_view w) {
+    if (!peek_word(w)) return false;
+    pos_ += w.size();
+    return true;
+  }
+
+  size_t skip_space() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+    return pos_;
+  }
+
+  [[noreturn]] void fail(size_t at, std::string message) { throw ParseFailure{at, std::move(message)}; }
+
+  // One level of the parser's own recursion (parentheses, not, unary minus, a call's arguments).
+  struct Nested {
+    Nested(Parser& p, size_t at) : p_(p) {
+      if (++p_.depth_ > limits::kExpressionDepth)
+        p_.fail(at, fmt::format("the expectation nests deeper than {} levels", limits::kExpressionDepth));
+    }
+    ~Nested() { --p_.depth_; }
+    Parser& p_;
+  };
+
+  int depth_ = 0;
+  std::string_view text_;
+  const Experiment& exp_;
+  const ParamScope& params_;
+  const std::unordered_map<std::string, int>& op_of_;
+  size_t pos_ = 0;
+};
+
+bool uses_time(const ExpectNode& n) {
+  if (n.kind == ExpectNode::Kind::call && find_expect_function(n.op)->uses_time) return true;
+  for (const auto& a : n.args)
+    if (uses_time(*a)) return true;
+  return false;
+}
+
+}  // namespace
+
+void load_expectations(LoadContext& ctx, const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return;
+  if (!node.IsSequence()) {
+    ctx.error(node, fmt::format("expect: expected a list of conditions (`- \"span() < 2\"`), got {}", describe_node(node)));
+    return;
+  }
+  std::unordered_map<std::string, int> op_of;
+  for (size_t i = 0; i < ctx.exp.ops.size(); ++i) op_of.emplace(ctx.exp.ops[i].id, static_cast<int>(i));
+  for (const auto& item : node) {
+    auto text = ctx.scalar(item, "expect");
+    if (!text) continue;
+    if (text->size() > limits::kExpectationChars) {
+      ctx.error(item, fmt::format("expect: {} characters; an expectation has at most {}: split it", text->size(),
+                                  limits::kExpectationChars));
+      continue;
+    }
+    try {
+      auto root = Parser(*text, ctx.exp, ctx.params, op_of).run();
+      ctx.exp.expectations.push_back({*text, ctx.loc(item), root, uses_time(*root)});
+    } catch (const ParseFailure& f) {
+      SourceLoc at = ctx.loc(item);
+      at.col += static_cast<int>(f.offset) + (item.Tag() == "!" ? 1 : 0);  // quoted: text starts after the quote
+      ctx.diags.error(at, "expect: " + f.message);
+    }
+  }
+}
+
+}  // namespace streamlab

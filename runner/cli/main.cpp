@@ -1,0 +1,3 @@
+#include "runner/cli/cli.hpp"
+
+int main(int argc, char** argv) { return streamlab::run_cli(argc, argv); }

@@ -1,0 +1,87 @@
+#include "runner/cli/watchdog.hpp"
+
+#include <unistd.h>
+
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "runner/core/diagnostics.hpp"
+
+namespace streamlab {
+namespace {
+
+constexpr int kExitRuntime = 3;  // cli.hpp's exit code of a runtime failure; the CLI is above this layer
+
+// write(2) until done: the process ends right after, with nothing else to flush it.
+void write_stderr(const std::string& text) {
+  for (size_t done = 0; done < text.size();) {
+    ssize_t n = ::write(STDERR_FILENO, text.data() + done, text.size() - done);
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+Watchdog::Watchdog(std::chrono::steady_clock::time_point deadline, std::string limit_text,
+                   std::function<std::string()> what_was_running)
+    : deadline_(deadline), limit_text_(std::move(limit_text)), what_was_running_(std::move(what_was_running)),
+      thread_([this] { watch(); }) {}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void Watchdog::set_deadline(std::chrono::steady_clock::time_point deadline, std::string limit_text) {
+  {
+    std::lock_guard lock(mutex_);
+    deadline_ = deadline;
+    limit_text_ = std::move(limit_text);
+  }
+  wake_.notify_all();
+}
+
+void Watchdog::watch() {
+  std::unique_lock lock(mutex_);
+  while (!stopped_) {
+    if (wake_.wait_until(lock, deadline_) == std::cv_status::no_timeout) continue;  // stopped, or moved
+    if (stopped_ || std::chrono::steady_clock::now() < deadline_) continue;
+    std::string limit = limit_text_;
+    lock.unlock();
+    expire(limit);
+  }
+}
+
+// Asks what was running on a thread of its own, for at most kAskSeconds: the answer queries the
+// driver, which may itself be stuck. Then exits without unwinding: the main thread may be blocked
+// in the driver for ever, and the driver ends the process's kernels when the process ends.
+[[noreturn]] void Watchdog::expire(const std::string& limit) {
+  constexpr auto kAskSeconds = std::chrono::seconds(5);
+  struct Answer {
+    std::mutex mutex;
+    std::condition_variable ready;
+    std::string text;
+    bool done = false;
+  };
+  auto answer = std::make_shared<Answer>();
+  std::thread([answer, ask = what_was_running_] {
+    std::string text = ask();
+    std::lock_guard lock(answer->mutex);
+    answer->text = std::move(text);
+    answer->done = true;
+    answer->ready.notify_all();
+  }).detach();
+  std::unique_lock lock(answer->mutex);
+  bool answered = answer->ready.wait_for(lock, kAskSeconds, [&] { return answer->done; });
+  std::string what = answered ? answer->text : "what was running could not be asked (the driver did not answer)";
+  write_stderr(printable(fmt::format("streamlab: error: time limit reached: {}; {}\n", limit, what)));
+  ::_exit(kExitRuntime);
+}
+
+}  // namespace streamlab

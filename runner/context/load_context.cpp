@@ -1,0 +1,291 @@
+#include "runner/context/load_context.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "runner/core/findings.hpp"
+#include "runner/core/limits.hpp"
+#include "runner/core/suggest.hpp"
+
+namespace streamlab {
+
+SourceLoc LoadContext::loc(const YAML::Node& node) const {
+  YAML::Mark m = node.Mark();
+  if (m.is_null()) return {exp.file, 0, 0};
+  return {exp.file, m.line + 1, m.column + 1};
+}
+
+void LoadContext::error(const YAML::Node& node, std::string message) {
+  diags.error(loc(node), std::move(message));
+}
+
+
+// With `array: E`, the names NAME[0] .. NAME[E-1]; without, NAME alone.
+std::vector<std::string> array_names(LoadContext& ctx, MapReader& r, const std::string& name) {
+  if (!r.has("array")) return {name};
+  auto size = ctx.integer(r.get("array"), "array");
+  if (!size) return {};
+  if (*size < 1 || *size > limits::kArray) {
+    ctx.error(r.get("array"), fmt::format("array: {} elements; expected 1..{}", *size, limits::kArray));
+    return {};
+  }
+  std::vector<std::string> names;
+  for (int64_t i = 0; i < *size; ++i) names.push_back(fmt::format("{}[{}]", name, i));
+  return names;
+}
+
+BlockLevel::BlockLevel(LoadContext& ctx, const YAML::Node& at) : ctx_(ctx), ok_(++ctx.block_depth <= limits::kBlockDepth) {
+  if (!ok_)
+    ctx.error(at, fmt::format("loops and graphs nest deeper than {} levels here", limits::kBlockDepth));
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+std::string describe_node(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return "'" + node.Scalar() + "'";
+    default: return "nothing";
+  }
+}
+
+std::optional<int64_t> LoadContext::integer(const YAML::Node& node, std::string_view what) {
+  if (!node.IsDefined()) return std::nullopt;
+  if (!node.IsScalar()) {
+    error(node, fmt::format("{}: expected an integer or an integer expression, got {}", what, describe_node(node)));
+    return std::nullopt;
+  }
+  auto result = evaluate(node.Scalar(), params);
+  if (auto* value = std::get_if<int64_t>(&result)) return *value;
+  const auto& e = std::get<ExprError>(result);
+  if (broken_params.contains(e.unknown_name)) return std::nullopt;
+  SourceLoc at = loc(node);
+  // Quoted scalars (tag "!") start one column before their text.
+  at.col += static_cast<int>(e.offset) + (node.Tag() == "!" ? 1 : 0);
+  diags.error(at, fmt::format("{}: {}", what, e.message));
+  return std::nullopt;
+}
+
+std::optional<double> LoadContext::number(const YAML::Node& node, std::string_view what) {
+  if (!node.IsDefined()) return std::nullopt;
+  if (node.IsScalar()) {
+    auto result = evaluate(node.Scalar(), params);
+    if (auto* value = std::get_if<int64_t>(&result)) return static_cast<double>(*value);
+    const std::string& text = node.Scalar();
+    char* end = nullptr;
+    double d = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size()) {
+      if (std::isfinite(d)) return d;
+      error(node, fmt::format("{}: {} is not a finite number", what, describe_node(node)));
+      return std::nullopt;
+    }
+  }
+  error(node, fmt::format("{}: expected a number or an integer expression, got {}", what, describe_node(node)));
+  return std::nullopt;
+}
+
+std::optional<std::string> LoadContext::indexed_name(const YAML::Node& node, std::string_view what) {
+  auto text = scalar(node, what);
+  if (!text) return std::nullopt;
+  size_t open = text->find('[');
+  if (open == std::string::npos || text->back() != ']') return text;
+  auto result = evaluate(std::string_view(*text).substr(open + 1, text->size() - open - 2), params);
+  if (auto* value = std::get_if<int64_t>(&result)) return fmt::format("{}[{}]", text->substr(0, open), *value);
+  const auto& e = std::get<ExprError>(result);
+  SourceLoc at = loc(node);
+  at.col += static_cast<int>(open + 1 + e.offset) + (node.Tag() == "!" ? 1 : 0);
+  diags.error(at, fmt::format("{} index: {}", what, e.message));
+  return std::nullopt;
+}
+
+std::optional<std::string> LoadContext::scalar(const YAML::Node& node, std::string_view what) {
+  if (!node.IsDefined()) return std::nullopt;
+  if (node.IsScalar()) return node.Scalar();
+  error(node, fmt::format("{}: expected a name, got {}", what, describe_node(node)));
+  return std::nullopt;
+}
+
+std::optional<size_t> LoadContext::choice(const YAML::Node& node, std::string_view what,
+                                          const std::vector<std::string>& choices) {
+  auto text = scalar(node, what);
+  if (!text) return std::nullopt;
+  for (size_t i = 0; i < choices.size(); ++i)
+    if (choices[i] == *text) return i;
+  error(node, fmt::format("unknown {} '{}'{} (expected one of: {})", what, *text,
+                          did_you_mean(*text, choices), join(choices)));
+  return std::nullopt;
+}
+
+template <class T>
+std::optional<int> LoadContext::lookup(const YAML::Node& node, std::string_view kind,
+                                       const std::vector<T>& items) {
+  auto name = indexed_name(node, kind);
+  if (!name) return std::nullopt;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].name == *name) return static_cast<int>(i);
+  if (diags.full()) {  // not kept: not worth building
+    diags.error(loc(node), "");
+    return std::nullopt;
+  }
+  std::vector<std::string> names;  // not found: the names, for the message
+  for (const auto& item : items) names.push_back(item.name);
+  if (size_t open = name->find('['); open != std::string::npos) {  // an index past an array's end?
+    std::string base = name->substr(0, open + 1);
+    int64_t size = std::count_if(names.begin(), names.end(), [&](const std::string& n) { return n.rfind(base, 0) == 0; });
+    if (size > 0) {
+      error(node, fmt::format("{} {} is outside the array: '{}' has {} elements, {}0] to {}{}]", kind, *name,
+                              base.substr(0, open), size, base, base, size - 1));
+      return std::nullopt;
+    }
+  }
+  error(node, unknown_name(kind, *name, names, std::string(kind) + "s"));
+  return std::nullopt;
+}
+
+std::optional<int> LoadContext::buffer(const YAML::Node& node) { return lookup(node, "buffer", exp.buffers); }
+std::optional<int> LoadContext::stream(const YAML::Node& node) {
+  // The per-thread default stream exists in every program; it joins the experiment when named.
+  bool declared = std::any_of(exp.streams.begin(), exp.streams.end(), [](const Stream& s) { return s.per_thread; });
+  if (!declared && node.IsScalar() && node.Scalar() == kPerThreadStreamName) {
+    exp.streams.push_back({.name = std::string(kPerThreadStreamName), .loc = loc(node), .per_thread = true});
+  }
+  return lookup(node, "stream", exp.streams);
+}
+std::optional<int> LoadContext::event(const YAML::Node& node) { return lookup(node, "event", exp.events); }
+
+std::optional<BufferRange> LoadContext::range(const YAML::Node& node) {
+  if (!node.IsMap()) {
+    auto b = buffer(node);
+    if (!b) return std::nullopt;
+    return BufferRange{*b, 0, exp.buffers[*b].count};
+  }
+  MapReader r(*this, node, "buffer range", {"buffer", "offset?", "count?"});
+  int b = r.buffer("buffer");
+  auto offset = r.has("offset") ? integer(r.get("offset"), "offset") : std::optional<int64_t>(0);
+  if (!r.ok() || b < 0 || !offset) return std::nullopt;
+  const Buffer& buf = exp.buffers[b];
+  if (*offset < 0 || *offset >= buf.count) {
+    error(r.get("offset"), fmt::format("offset {} is outside buffer '{}' (elements 0..{})", *offset, buf.name,
+                                       buf.count - 1));
+    return std::nullopt;
+  }
+  auto count = r.has("count") ? integer(r.get("count"), "count") : std::optional<int64_t>(buf.count - *offset);
+  if (!count) return std::nullopt;
+  if (*count < 1 || *count > buf.count - *offset) {
+    error(r.get("count"), fmt::format("count {} at offset {} does not fit buffer '{}' ({} elements; at most {} "
+                                      "from there)", *count, *offset, buf.name, buf.count, buf.count - *offset));
+    return std::nullopt;
+  }
+  return BufferRange{b, *offset, *count};
+}
+
+std::optional<std::array<int64_t, 3>> LoadContext::dims(const YAML::Node& node, std::string_view what) {
+  if (!node.IsDefined()) return std::nullopt;
+  if (node.IsScalar()) {  // a single dimension may be written without brackets
+    auto x = integer(node, what);
+    if (!x) return std::nullopt;
+    if (*x < 1) { error(node, fmt::format("{}: {} is not a positive size", what, *x)); return std::nullopt; }
+    return std::array<int64_t, 3>{*x, 1, 1};
+  }
+  if (!node.IsSequence() || node.size() < 1 || node.size() > 3) {
+    error(node, fmt::format("{}: expected a list of 1 to 3 sizes [x, y, z], got {}", what, describe_node(node)));
+    return std::nullopt;
+  }
+  std::array<int64_t, 3> out{1, 1, 1};
+  bool good = true;
+  for (size_t i = 0; i < node.size(); ++i) {
+    auto v = integer(node[i], what);
+    if (v && *v < 1) error(node[i], fmt::format("{}: {} is not a positive size", what, *v));
+    if (!v || *v < 1) good = false; else out[i] = *v;
+  }
+  return good ? std::optional(out) : std::nullopt;
+}
+
+MapReader::MapReader(LoadContext& c, const YAML::Node& node, std::string what, const std::vector<std::string>& keys)
+    : ctx(c), node_(node), what_(std::move(what)) {
+  if (node.IsNull()) {  // an empty body (`deviceSynchronize:`) reads as an empty mapping
+    ok_ = true;
+    return;
+  }
+  if (!node.IsMap()) {
+    ctx.error(node, fmt::format("{}: expected a mapping {{key: value, ...}}, got {}", what_, describe_node(node)));
+    return;
+  }
+  ok_ = true;
+  entries_.reserve(node.size());
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const auto entry = *it;  // each it-> would build the key and value nodes again
+    std::string key = entry.first.IsScalar() ? entry.first.Scalar() : describe_node(entry.first);
+    if (has(key)) {
+      ctx.error(entry.first, fmt::format("duplicate key '{}' in {}", key, what_));
+      continue;
+    }
+    bool known = std::any_of(keys.begin(), keys.end(), [&](const std::string& k) { return key_name(k) == key; });
+    if (!known) {
+      std::vector<std::string> names;
+      for (const auto& k : keys) names.emplace_back(key_name(k));
+      ctx.error(entry.first, fmt::format("unknown key '{}' in {}{} (expected: {})", key, what_,
+                                       did_you_mean(key, names), join(names)));
+    }
+    entries_.push_back({std::move(key), entry.first, entry.second});
+  }
+}
+
+bool MapReader::has(std::string_view key) const {
+  for (const auto& e : entries_)
+    if (e.key == key) return true;
+  return false;
+}
+
+YAML::Node MapReader::get(std::string_view key) const {
+  for (const auto& e : entries_)
+    if (e.key == key) return e.value;
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+YAML::Node MapReader::require(std::string_view key) {
+  if (ok_ && !has(key)) ctx.error(node_, fmt::format("missing '{}' in {}", key, what_));
+  return get(key);
+}
+
+int MapReader::buffer(std::string_view key) { return ctx.buffer(require(key)).value_or(-1); }
+BufferRange MapReader::range(std::string_view key) { return ctx.range(require(key)).value_or(BufferRange{}); }
+int MapReader::event(std::string_view key) { return ctx.event(require(key)).value_or(-1); }
+
+int MapReader::stream(std::string_view key, bool required) {
+  YAML::Node n = required ? require(key) : get(key);
+  if (!n.IsDefined()) return required ? -1 : kLegacyStream;  // CUDA's default: stream 0
+  return ctx.stream(n).value_or(-1);
+}
+
+Allow read_allow(MapReader& r) {
+  Allow allow;
+  if (!r.has("allow")) return allow;
+  YAML::Node node = r.get("allow");
+  allow.loc = r.ctx.loc(node);
+  if (!node.IsSequence()) {
+    r.ctx.error(node, fmt::format("allow: expected a list of diagnostic codes (e.g. [race]), got {}", describe_node(node)));
+    return allow;
+  }
+  std::vector<std::string> codes;
+  for (const auto& c : finding_codes()) codes.emplace_back(c.code);
+  for (const auto& item : node)
+    if (auto i = r.ctx.choice(item, "diagnostic code in allow", codes)) allow.codes.push_back(codes[*i]);
+  return allow;
+}
+
+std::string_view key_name(std::string_view key) {
+  return key_optional(key) ? key.substr(0, key.size() - 1) : key;
+}
+
+bool key_optional(std::string_view key) { return !key.empty() && key.back() == '?'; }
+
+}  // namespace streamlab

@@ -1,0 +1,124 @@
+#pragma once
+// What a run produced: the samples a backend measured, the figures derived from them, and the
+// verdicts of the checks and expectations. Every stage below the reports fills its part once;
+// reports and expectations only read it.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runner/core/experiment.hpp"
+#include "runner/core/findings.hpp"
+#include "runner/core/stats.hpp"
+
+namespace streamlab {
+
+// Timings of one op in one repetition. All in milliseconds.
+struct OpSample {
+  double issue_ms = 0;   // host clock when the API call began, from the repetition's start
+  double return_ms = 0;  // host clock when it returned
+  // Device interval from timing events in the op's own stream, relative to an event recorded at
+  // the repetition's start; NaN for host-only ops and on the host backend.
+  double start_ms = NAN, end_ms = NAN;
+  // streamQuery / eventQuery: 1 when the work was complete (cudaSuccess), 0 when not
+  // (cudaErrorNotReady); -1 for other ops.
+  int answer = -1;
+  // A graph op, with the CUPTI timer: per captured op of its body, its device time in one replay
+  // (the mean over the replays; NaN where none was measured).
+  std::vector<double> body_ms{};
+  // CUPTI's records of graph nodes: node id -> device ms summed over the op's launches (the
+  // backend turns them into body_ms).
+  std::vector<std::pair<uint64_t, double>> graph_nodes{};
+  double host_ms() const { return return_ms - issue_ms; }
+  double device_ms() const { return end_ms - start_ms; }
+};
+
+struct RepetitionSample {
+  uint64_t number = 0;        // 1-based count of the backend's repetitions, warm-up included
+  std::vector<OpSample> ops;  // by op index
+  double gate_open_ms = NAN;  // host clock when the start gate opened (NaN: no gate)
+  // Host clock from the gate's opening (or the first issue, without a gate) to the end of the
+  // repetition's final device synchronize.
+  double host_span_ms = 0;
+  double device_span_ms = NAN;  // first device start to last device end (NaN: no device ops timed)
+};
+
+struct OpFigures {
+  Summary device;      // device duration (n = 0 for host-only ops and without a device timer)
+  Summary host;        // host time in the API call
+  int64_t bytes = 0;   // moved through device memory: a copy once, a kernel read + write
+  double gbps = NAN;   // bytes / median device duration, GB/s (1e9 bytes per second)
+  int asked = 0, done = 0;  // queries: repetitions that asked, and those answered "done"
+  // A graph op: device time per launch (the op's duration / its launches), and per captured op in
+  // one launch (the CUPTI timer only; n = 0 where not measured). Empty for other ops.
+  Summary per_launch;
+  std::vector<Summary> body;
+};
+
+struct StreamFigures {
+  int stream = -1;
+  double busy_ms = 0;  // median over repetitions of the union of its ops' device intervals
+};
+
+struct OverlapFigures {
+  size_t a = 0, b = 0;    // op indices (a < b, in different streams), or stream indices
+  double overlap_ms = 0;  // median over repetitions of the time both ran
+};
+
+// The span against its bounds (cuda-samples' simpleMultiCopy): no overlap at all would take the
+// sum of the op durations; perfect overlap, as long as the busiest stream or copy engine.
+struct SpanBounds {
+  double sum_ms = NAN;      // no-overlap bound
+  double busiest_ms = NAN;  // full-overlap bound
+  std::string busiest;      // "stream s1", "H2D copy engine"
+  double span_ms = NAN;     // measured: first device start to last device end
+  double efficiency = NAN;  // (sum - span) / (sum - busiest): 0 = serial, 1 = the bound
+  double concurrency = NAN; // sum / span: how many ops ran at once on average
+};
+
+struct RunFigures {
+  std::vector<OpFigures> ops;
+  std::vector<StreamFigures> streams;    // streams with device ops
+  std::vector<OverlapFigures> overlaps;         // op pairs that overlapped (median > 0)
+  bool op_pairs_skipped = false;                // more than kMaxOpsForPairs device ops
+  std::vector<OverlapFigures> stream_overlaps;  // stream pairs whose busy times overlapped
+  bool stream_pairs_skipped = false;            // more than kMaxStreamsForPairs streams with device ops
+  SpanBounds bounds;
+};
+
+struct CheckResult {
+  std::string title;   // e.g. "transpose(h_in1 -> h_out1)"
+  bool passed = false;
+  std::string detail;  // the first mismatch and how many elements differ; empty when passed
+  bool evaluated = true;  // false: not evaluated (why in detail); counts as neither passed nor failed
+};
+
+// The verdict of one line of `expect:`.
+struct ExpectationResult {
+  enum class Status { passed, failed, not_evaluated };
+  std::string text;
+  SourceLoc loc;
+  Status status = Status::not_evaluated;
+  std::string detail;  // failed: every function call's value; not evaluated: why
+  std::vector<std::pair<std::string, double>> values;  // each call's text and value
+};
+
+// Everything a run produced; reports format it and measure nothing.
+struct RunRecord {
+  std::string backend;      // "cuda" or "host"
+  std::string device;       // the backend's description of where it ran
+  std::string timer;              // "cupti", "events" or "none"
+  std::string timer_description;
+  std::vector<std::string> notes;  // how the run was measured, for the user
+  int64_t warmup = 0;
+  std::vector<RepetitionSample> reps;  // timed repetitions only
+  RunFigures figures;                  // derived from the repetitions (runner/check/figures.hpp)
+  std::vector<CheckResult> checks;     // on the contents after the last repetition
+  std::vector<ExpectationResult> expectations;
+  Findings diagnostics;  // what `streamlab check` said of the experiment before it ran (set by the caller)
+  bool device_timing() const { return timer != "none"; }  // device intervals were measured
+  bool checks_passed() const;
+  bool expectations_held() const;  // none failed (not evaluated is not failed)
+};
+}  // namespace streamlab

@@ -1,0 +1,64 @@
+#pragma once
+// A backend runs an experiment's ops: `cuda` on the real runtime, `host` on host memory (a
+// functional emulator that never claims GPU times). Backends produce records; they never print.
+#include <cmath>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runner/core/errors.hpp"
+#include "runner/core/experiment.hpp"
+#include "runner/core/record.hpp"
+
+namespace streamlab {
+
+// Whether a CUDA error is a fault of device code that poisons the context (cudaErrorIllegalAddress,
+// cudaErrorLaunchFailure, ...).
+bool is_device_fault(int cuda_error);
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;         // "cuda" or "host"
+  virtual std::string description() const = 0;  // the device, for reports
+  virtual bool measures_device_time() const = 0;
+  // The device timer in use ("cupti", "events", "none") and a line describing it; after prepare().
+  virtual std::string timer() const = 0;
+  virtual std::string timer_description() const = 0;
+  // Things the user should know about how the run was measured (a fallback, a skipped gate).
+  virtual std::vector<std::string> notes() const = 0;
+  // Allocates and fills every buffer (init or poison), creates streams and events.
+  virtual void prepare() = 0;
+  // Issues every op in order, then waits until the device is idle.
+  virtual RepetitionSample run_repetition() = 0;
+  // After the last repetition: fills what a timer measures only at the end of a run.
+  virtual void finish(std::vector<RepetitionSample>& timed) = 0;
+  // Final contents of a buffer, in host memory; valid until the next call on the backend.
+  virtual std::span<const std::byte> contents(int buffer) = 0;
+  // What had not finished, for the time limit's message: called on another thread while a
+  // repetition runs, so it only reads progress (and asks CUDA, which is thread-safe). "" when it
+  // knows nothing more than the run's phase.
+  virtual std::string unfinished() const { return ""; }
+};
+
+std::unique_ptr<Backend> make_host_backend(const Experiment& exp);
+enum class TimerChoice { automatic, cupti, events, none };  // automatic: CUPTI where it loads, else events
+struct CudaOptions {
+  TimerChoice timer = TimerChoice::automatic;
+  bool gate = true;  // the start gate (start_gate.hpp)
+  // Synchronize the device after every op and report the first one that faults (DeviceFault with
+  // its index): how the CLI finds the op behind a fault.
+  bool synchronize_each_op = false;
+};
+std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device, CudaOptions options = {});
+// Destroys this process's context on `device` after a device fault (which leaves it unusable),
+// so its memory is free for the run that finds the op behind the fault.
+void release_cuda_device(int device);
+
+// Number of CUDA devices; 0 with the runtime's reason in `why` when there is none (no driver,
+// no GPU). The first CUDA call of the process: it also sets the process's CUDA environment.
+int cuda_device_count(std::string* why);
+
+}  // namespace streamlab

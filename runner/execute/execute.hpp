@@ -1,0 +1,35 @@
+#pragma once
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runner/core/record.hpp"
+#include "runner/execute/backend.hpp"
+
+namespace streamlab {
+
+// Where a run is, for the time limit's message: written by the run, read by the watchdog's thread.
+struct RunProgress {
+  enum Phase : int { loading, compiling, preparing, warmup, timed, checking };
+  std::atomic<int> phase{loading};
+  std::atomic<int64_t> repetition{0};  // 1-based within its phase
+  std::atomic<int64_t> of{0};          // repetitions in the phase
+  std::string describe() const;        // "in timed repetition 3 of 20"
+};
+
+struct RunOptions {
+  int64_t repeat = 1;  // timed repetitions
+  int64_t warmup = 0;  // untimed repetitions before them
+  // Called between repetitions (outside any timed region) with how many of warmup + repeat are
+  // done; the CLI shows progress with it. May be empty.
+  std::function<void(int64_t done, int64_t total)> progress;
+  RunProgress* where = nullptr;  // may be null
+};
+
+
+// prepare -> warm-up repetitions -> timed repetitions -> checks. Throws RunError on a CUDA or
+// runtime failure.
+RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptions& options);
+
+}  // namespace streamlab

@@ -1,3 +1,0 @@
-#include "runner/cli.hpp"
-
-int main(int argc, char** argv) { return streamlab::run_cli(argc, argv); }

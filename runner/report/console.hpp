@@ -1,0 +1,16 @@
+#pragma once
+#include <string>
+
+#include "runner/execute/execute.hpp"
+
+namespace streamlab {
+
+// The console report of a finished run: the op table (median device and host times), the span
+// per repetition, and each check's verdict. Formatting only.
+std::string format_console_report(const Experiment& exp, const RunRecord& run);
+
+// The op list as load expanded it (arrays, loops, resolved expressions), without times:
+// `streamlab check --print`.
+std::string format_op_list(const Experiment& exp);
+
+}  // namespace streamlab

@@ -1,0 +1,154 @@
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "ops/op_kind.hpp"
+#include "runner/check/figures.hpp"
+#include "runner/report/json_text.hpp"
+#include "runner/report/check_report.hpp"
+#include "runner/report/files.hpp"
+
+namespace streamlab {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json number(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
+
+json numbers(const std::vector<double>& v) {
+  json out = json::array();
+  for (double x : v) out.push_back(number(x));
+  return out;
+}
+
+json summary(const Summary& s) {
+  if (s.n == 0) return nullptr;
+  return {{"n", s.n}, {"median", s.median}, {"min", s.min}, {"max", s.max}, {"cv", s.cv}};
+}
+
+// A graph op's launches, its time per launch, and each captured op's time in one launch.
+json graph_json(const Experiment& exp, const Op& g, const OpFigures& f) {
+  json body = json::array();
+  for (size_t j = 0; j < g.body.size(); ++j) {
+    const Op& b = g.body[j];
+    body.push_back({{"id", b.id},
+                    {"kind", b.kind->name},
+                    {"stream", b.stream >= 0 ? json(exp.streams[b.stream].name) : json(nullptr)},
+                    {"line", b.loc.line},
+                    {"device_ms", summary(j < f.body.size() ? f.body[j] : Summary{})}});
+  }
+  return {{"launches", g.replays}, {"per_launch_ms", summary(f.per_launch)}, {"captured", body}};
+}
+
+json op_json(const Experiment& exp, const RunRecord& run, size_t i, const OpFigures& f) {
+  const Op& op = exp.ops[i];
+  json samples_ = {{"issue_ms", numbers(samples(run, i, &OpSample::issue_ms))},
+                   {"return_ms", numbers(samples(run, i, &OpSample::return_ms))}};
+  if (op.device_work && run.device_timing()) {
+    samples_["start_ms"] = numbers(samples(run, i, &OpSample::start_ms));
+    samples_["end_ms"] = numbers(samples(run, i, &OpSample::end_ms));
+  }
+  if (f.asked) {  // queries: true when the work was done
+    json answers = json::array();
+    for (const auto& rep : run.reps) answers.push_back(rep.ops[i].answer == 1);
+    samples_["done"] = answers;
+  }
+  json out = {{"index", i + 1},
+          {"id", op.id},
+          {"kind", op.kind->name},
+          {"stream", op.stream >= 0 ? json(exp.streams[op.stream].name) : json(nullptr)},
+          {"line", op.loc.line},
+          {"column", op.loc.col},
+          {"what", op.kind->describe(exp, op)},
+          {"device_work", op.device_work},
+          {"device_ms", summary(f.device)},
+          {"host_ms", summary(f.host)},
+          {"bytes", f.bytes},
+          {"gbps", number(f.gbps)},
+          {"samples", samples_}};
+  if (!op.body.empty()) out["graph"] = graph_json(exp, op, f);
+  return out;
+}
+
+json spans_json(const RunRecord& run) {
+  std::vector<double> host, device, gate;
+  for (const auto& rep : run.reps)
+    host.push_back(rep.host_span_ms), device.push_back(rep.device_span_ms), gate.push_back(rep.gate_open_ms);
+  return {{"host_ms", summary(host_span(run))},
+          {"device_ms", summary(device_span(run))},
+          {"samples", {{"host_ms", numbers(host)}, {"device_ms", numbers(device)}, {"gate_open_ms", numbers(gate)}}}};
+}
+
+json experiment_json(const Experiment& exp) {
+  json params = json::object();
+  for (const auto& [name, value] : exp.params) params[name] = value;
+  return {{"name", exp.name}, {"description", exp.description}, {"file", exp.file}, {"params", params}};
+}
+
+json overlaps_json(const std::vector<OverlapFigures>& overlaps, auto name_of) {
+  json out = json::array();
+  for (const auto& o : overlaps) out.push_back({{"a", name_of(o.a)}, {"b", name_of(o.b)}, {"overlap_ms", o.overlap_ms}});
+  return out;
+}
+
+json figures_json(const Experiment& exp, const RunFigures& f) {
+  json streams = json::array();
+  for (const auto& s : f.streams) streams.push_back({{"stream", exp.streams[s.stream].name}, {"busy_ms", s.busy_ms}});
+  const SpanBounds& b = f.bounds;
+  return {{"streams", streams},
+          {"op_overlaps", overlaps_json(f.overlaps, [&](size_t i) { return exp.ops[i].id; })},
+          {"op_overlaps_listed", !f.op_pairs_skipped},
+          {"stream_overlaps", overlaps_json(f.stream_overlaps, [&](size_t i) { return exp.streams[i].name; })},
+          {"stream_overlaps_listed", !f.stream_pairs_skipped},
+          {"bounds", {{"no_overlap_ms", number(b.sum_ms)}, {"full_overlap_ms", number(b.busiest_ms)},
+                      {"busiest", b.busiest}, {"span_ms", number(b.span_ms)}, {"efficiency", number(b.efficiency)},
+                      {"concurrency", number(b.concurrency)}}}};
+}
+
+json expectations_json(const RunRecord& run) {
+  json out = json::array();
+  for (const auto& e : run.expectations) {
+    json values = json::object();
+    for (const auto& [text, v] : e.values) values[text] = number(v);
+    std::string_view status = e.status == ExpectationResult::Status::passed   ? "passed"
+                              : e.status == ExpectationResult::Status::failed ? "failed"
+                                                                              : "not_evaluated";
+    out.push_back({{"text", e.text}, {"line", e.loc.line}, {"column", e.loc.col}, {"status", status},
+                   {"detail", e.detail}, {"values", values}});
+  }
+  return out;
+}
+
+json checks_json(const RunRecord& run) {
+  json out = json::array();
+  for (const auto& c : run.checks)
+    out.push_back({{"title", c.title}, {"passed", c.passed}, {"evaluated", c.evaluated}, {"detail", c.detail}});
+  return out;
+}
+
+}  // namespace
+
+std::string format_json(const Experiment& exp, const RunRecord& run) {
+  const RunFigures& figures = run.figures;
+  json ops = json::array();
+  for (size_t i = 0; i < exp.ops.size(); ++i) ops.push_back(op_json(exp, run, i, figures.ops[i]));
+  json doc = {
+      {"schema_version", kResultsSchemaVersion},
+      {"tool", {{"name", "streamlab"}, {"version", STREAMLAB_VERSION}}},
+      {"experiment", experiment_json(exp)},
+      {"backend", {{"name", run.backend}, {"device", run.device}, {"device_timing", run.device_timing()},
+                   {"timer", run.timer}, {"timer_description", run.timer_description}}},
+      {"notes", run.notes},
+      {"repetitions", {{"warmup", run.warmup}, {"timed", run.reps.size()}}},
+      {"ops", ops},
+      {"spans", spans_json(run)},
+      {"figures", figures_json(exp, figures)},
+      {"checks", checks_json(run)},
+      {"expectations", expectations_json(run)},
+      {"diagnostics", findings_json(exp, run.diagnostics)},
+      {"passed", run.checks_passed() && run.expectations_held()},
+  };
+  return json_text(doc);
+}
+
+}  // namespace streamlab
