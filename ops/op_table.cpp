@@ -17,6 +17,7 @@ extern const OpKind kGraph;                                           // graph.c
 extern const OpKind kGemm;                                            // gemm.cpp
 extern const OpKind kConvolutionForward;                              // convolution.cpp
 extern const OpKind kAllReduce, kBroadcast, kReduceScatter, kAllGather;  // nccl.cpp
+extern const OpKind kMemPrefetchAsync;                                   // mem_prefetch.cpp
 
 
 namespace {
@@ -28,6 +29,7 @@ const OpKind* const kOps[] = {
     &kMalloc,      &kFree,             &kMallocHost,      &kFreeHost,          &kMallocAsync,   &kFreeAsync,
     &kGraph,       &kGemm,             &kConvolutionForward,
     &kAllReduce,   &kBroadcast,        &kReduceScatter,   &kAllGather,
+    &kMemPrefetchAsync,
 };
 
 }  // namespace
