@@ -184,7 +184,7 @@ TEST_SUITE("gpu") {
   // the kernel; after a copy, the hand-off from the copy engine too), so only kernels far longer
   // than that can agree. At N=8192 (0.42 ms) they do, within the kernel's own variation from one
   // run to the next: on the H200, CUPTI read 421.6-424.2 us in nine runs and events 410.3-437.6 us,
-  // up to 3.8% apart (README, timing). 5% holds with that spread; a timer off by a scale or by a
+  // up to 3.8% apart (docs/timing.md). 5% holds with that spread; a timer off by a scale or by a
   // missing or doubled interval is far outside it.
   TEST_CASE("cuda backend: CUPTI and event durations of the N=8192 transposes agree within 5%") {
     SKIP_WITHOUT_GPU();

@@ -14,7 +14,7 @@ namespace streamlab {
 struct FindingCode {
   std::string_view code;
   Severity severity;
-  std::string_view meaning;  // one line, for `streamlab list` and the README
+  std::string_view meaning;  // one line, for `streamlab list` and docs/check.md
 };
 std::span<const FindingCode> finding_codes();
 const FindingCode* find_finding_code(std::string_view code);
