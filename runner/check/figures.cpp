@@ -92,9 +92,9 @@ std::pair<double, std::string> busiest(const Experiment& exp, const OpGroups& g,
   return best;
 }
 
-SpanBounds span_bounds(const Experiment& exp, const OpGroups& g, const RunRecord& run) {
+SpanBounds span_bounds(const Experiment& exp, const OpGroups& g, const RunRecord& run, const Summary& span) {
   SpanBounds b;
-  if (device_span(run).n == 0) return b;
+  if (span.n == 0) return b;
   b.sum_ms = median_of(run, [&](const RepetitionSample& rep) {
     double sum = 0;
     for (size_t i : g.device)
@@ -103,7 +103,7 @@ SpanBounds span_bounds(const Experiment& exp, const OpGroups& g, const RunRecord
   });
   b.busiest_ms = median_of(run, [&](const RepetitionSample& rep) { return busiest(exp, g, rep).first; });
   b.busiest = busiest(exp, g, run.reps[run.reps.size() / 2]).second;
-  b.span_ms = device_span(run).median;
+  b.span_ms = span.median;
   if (b.sum_ms > b.busiest_ms) b.efficiency = (b.sum_ms - b.span_ms) / (b.sum_ms - b.busiest_ms);
   if (b.span_ms > 0) b.concurrency = b.sum_ms / b.span_ms;
   return b;
@@ -192,6 +192,15 @@ void add_overlaps(const Experiment& exp, const OpGroups& g, const RunRecord& run
 
 }  // namespace
 
+// The repetition whose host span is the median one.
+size_t median_repetition(const RunRecord& run) {
+  std::vector<size_t> order(run.reps.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return run.reps[a].host_span_ms < run.reps[b].host_span_ms; });
+  return order.empty() ? 0 : order[order.size() / 2];
+}
+
 RunFigures run_figures(const Experiment& exp, const RunRecord& run) {
   RunFigures f;
   f.ops = op_figures(run, exp.ops.size());
@@ -209,7 +218,10 @@ RunFigures run_figures(const Experiment& exp, const RunRecord& run) {
     if (!std::isnan(b)) f.streams.push_back({int(s), b});
   }
   add_overlaps(exp, groups, run, f);
-  f.bounds = span_bounds(exp, groups, run);
+  f.host_span = host_span(run);
+  f.device_span = device_span(run);
+  f.bounds = span_bounds(exp, groups, run, f.device_span);
+  f.typical_rep = median_repetition(run);
   return f;
 }
 

@@ -249,7 +249,7 @@ void compile_for_check(const Experiment& exp) {
   }
 }
 
-RunRecord run_with(const Experiment& exp, const RunArgs& args, TimeLimit& limit) {
+RunRecord run_with(const Experiment& exp, const RunArgs& args, Findings findings, TimeLimit& limit) {
   auto backend = choose_backend(exp, args);
   if (!backend->measures_device_time()) {
     limit.progress.phase = RunProgress::compiling;
@@ -258,6 +258,8 @@ RunRecord run_with(const Experiment& exp, const RunArgs& args, TimeLimit& limit)
   RunOptions options = run_options(exp, args, *backend);
   options.progress = progress_printer();
   options.where = &limit.progress;
+  options.notes = environment_notes(exp);
+  options.findings = std::move(findings);
   limit.running_on(backend.get());
   try {
     RunRecord record = run_experiment(exp, *backend, options);
@@ -309,7 +311,7 @@ int cmd_run(const RunArgs& args) {
   apply_environment(exp);
   std::optional<RunRecord> ran;
   try {
-    ran = run_with(exp, args, *limit);
+    ran = run_with(exp, args, std::move(findings), *limit);
   } catch (const DeviceFault& fault) {
     if (args.locate_fault) {
       report_located(fault.op);
@@ -319,11 +321,8 @@ int cmd_run(const RunArgs& args) {
     limit.reset();  // the child run has what is left of it
     throw explain_fault(exp, args, fault, seconds);
   }
-  RunRecord record = std::move(*ran);
+  const RunRecord& record = *ran;
   limit.reset();  // reports are written whole or not at all: not cut short by the limit
-  auto env = environment_notes(exp);
-  record.notes.insert(record.notes.begin(), env.begin(), env.end());
-  record.diagnostics = std::move(findings);
   write_reports(exp, record, plan);
   return record.checks_passed() && record.expectations_held() ? kExitOk : kExitCheckFailed;
 }

@@ -85,6 +85,12 @@ struct RunFigures {
   std::vector<OverlapFigures> stream_overlaps;  // stream pairs whose busy times overlapped
   bool stream_pairs_skipped = false;            // more than kMaxStreamsForPairs streams with device ops
   SpanBounds bounds;
+  // The spans over the timed repetitions (the host's from the gate's opening; the GPU's from the
+  // first device start to the last end, n = 0 when no device op was timed).
+  Summary host_span, device_span;
+  // The timed repetition whose host span is the median one (an index into RunRecord::reps): the
+  // one a timeline shows as typical.
+  size_t typical_rep = 0;
 };
 
 struct CheckResult {
@@ -116,7 +122,7 @@ struct RunRecord {
   RunFigures figures;                  // derived from the repetitions (runner/check/figures.hpp)
   std::vector<CheckResult> checks;     // on the contents after the last repetition
   std::vector<ExpectationResult> expectations;
-  Findings diagnostics;  // what `streamlab check` said of the experiment before it ran (set by the caller)
+  Findings diagnostics;  // what `streamlab check` said of the experiment before it ran
   bool device_timing() const { return timer != "none"; }  // device intervals were measured
   bool checks_passed() const;
   bool expectations_held() const;  // none failed (not evaluated is not failed)

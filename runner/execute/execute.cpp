@@ -55,7 +55,9 @@ RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptio
     next_repetition(options), record.reps.push_back(backend.run_repetition()), done(options.warmup + i + 1);
   enter(options, RunProgress::checking);
   backend.finish(record.reps);
-  record.notes = backend.notes();
+  record.notes = options.notes;
+  for (auto& note : backend.notes()) record.notes.push_back(std::move(note));
+  record.diagnostics = options.findings;
   record.checks = run_checks(exp, [&](int index) { return backend.contents(index); }, backend.measures_device_time());
   record.figures = run_figures(exp, record);
   record.expectations = evaluate_expectations(exp, record);

@@ -25,6 +25,10 @@ struct RunOptions {
   // done; the CLI shows progress with it. May be empty.
   std::function<void(int64_t done, int64_t total)> progress;
   RunProgress* where = nullptr;  // may be null
+  // What the caller knows and the record must say: how the run was set up (the experiment's
+  // `env:`), before the backend's own notes; and what `streamlab check` found in the experiment.
+  std::vector<std::string> notes{};
+  Findings findings{};
 };
 
 

@@ -85,8 +85,8 @@ std::string spans(const RunRecord& run) {
       "kernel bytes read + written\n", run.timer);
   bool gated = !run.reps.empty() && !std::isnan(run.reps[0].gate_open_ms);
   out += span_line(gated ? "span (host: gate opening to final sync)" : "span (host: first issue to final sync)",
-                   host_span(run));
-  if (Summary gpu = device_span(run); gpu.n) out += span_line("span (GPU: first op start to last end)", gpu);
+                   run.figures.host_span);
+  if (const Summary& gpu = run.figures.device_span; gpu.n) out += span_line("span (GPU: first op start to last end)", gpu);
   return out;
 }
 

@@ -40,14 +40,6 @@ std::string_view color(const Op& op) {
   return "#9c9c9c";                                   // synchronization, events
 }
 
-// The repetition whose host span is the median one: the timeline shows a typical repetition.
-const RepetitionSample& median_repetition(const RunRecord& run) {
-  std::vector<size_t> order(run.reps.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return run.reps[a].host_span_ms < run.reps[b].host_span_ms; });
-  return run.reps[order[order.size() / 2]];
-}
-
 struct Scale {
   double t0, t1;
   double x(double t) const { return kLabel + (t - t0) / (t1 - t0) * (kWidth - kLabel - 10); }
@@ -80,7 +72,7 @@ std::string axis(const Scale& sc, int lanes) {
 
 std::string timeline(const Experiment& exp, const RunRecord& run) {
   if (run.reps.empty()) return "";
-  const RepetitionSample& rep = median_repetition(run);
+  const RepetitionSample& rep = run.reps[run.figures.typical_rep];
   Scale sc = time_range(rep);
   std::vector<int> lane_of(exp.streams.size(), -1);  // only streams that have ops get a lane
   int lanes = 0;
@@ -123,7 +115,7 @@ std::string op_rows(const Experiment& exp, const RunFigures& f) {
 
 std::string figure_rows(const Experiment& exp, const RunRecord& run, const RunFigures& f) {
   std::string out = "<h2>Span</h2>\n<table>";
-  Summary h = host_span(run), d = device_span(run);
+  const Summary &h = run.figures.host_span, &d = run.figures.device_span;
   out += fmt::format("<tr><td>host span</td><td>{} ms (min {}, max {})</td></tr>", cell(h.median), cell(h.min), cell(h.max));
   if (d.n) out += fmt::format("<tr><td>GPU span</td><td>{} ms (min {}, max {})</td></tr>", cell(d.median), cell(d.min), cell(d.max));
   const SpanBounds& b = f.bounds;
