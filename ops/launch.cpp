@@ -41,7 +41,7 @@ void check_geometry(MapReader& r, const Op& op) {
 }
 
 // Each kernel's argument names, built once.
-const std::vector<std::string>& param_keys(const KernelInfo& k) {
+const std::vector<std::string>& param_keys(const KernelKind& k) {
   static const auto keys = [] {
     std::vector<std::vector<std::string>> all;
     for (const auto& kernel : kernel_table()) {
@@ -67,7 +67,7 @@ Signature signature(const Experiment& exp, const Op& op) {
     for (const auto& p : k.params) sig.keys.push_back(p.name);
     return sig;
   }
-  const KernelInfo& k = kernel_table()[op.kernel];
+  const KernelKind& k = kernel_table()[op.kernel];
   return {k.name, {k.params.begin(), k.params.end()}, param_keys(k)};
 }
 
@@ -211,7 +211,7 @@ void cuda_launch(CudaState& s, const Op& op) {
       launch_user_kernel(s, op);
       continue;
     }
-    const KernelInfo& k = kernel_table()[op.kernel];
+    const KernelKind& k = kernel_table()[op.kernel];
     // The message is built only on failure: C10 times launches a few microseconds apart.
     if (cudaError_t e = k.launch(launch_dims(op), s.streams[op.stream], kernel_args(op, s)); e != cudaSuccess)
       throw CudaError(e, fmt::format("launch of {}<<<[{},{},{}], [{},{},{}], {}>>>", k.name, op.grid[0], op.grid[1],

@@ -47,7 +47,7 @@ struct KernelArgProblem {
   std::string message;
 };
 
-struct KernelInfo {
+struct KernelKind {
   std::string_view name;
   std::string_view summary;
   std::span<const KernelParam> params;
@@ -58,7 +58,7 @@ struct KernelInfo {
   int64_t (*bytes)(const KernelCall&);
 };
 
-std::span<const KernelInfo> kernel_table();
+std::span<const KernelKind> kernel_table();
 // Index into kernel_table(), or -1.
 int find_kernel(std::string_view name);
 

@@ -171,7 +171,7 @@ int64_t transpose_bytes(const KernelCall& call) {
   return 2 * call.scalar(2) * call.scalar(2) * static_cast<int64_t>(elem_size(call.buffer(0).type));
 }
 
-constexpr KernelInfo kKernels[] = {
+constexpr KernelKind kKernels[] = {
     {"spin",
      "every block waits us microseconds on the GPU's clock and writes nothing: for concurrency and overlap "
      "experiments",
@@ -206,7 +206,7 @@ constexpr KernelInfo kKernels[] = {
 
 }  // namespace
 
-std::span<const KernelInfo> kernel_table() { return kKernels; }
+std::span<const KernelKind> kernel_table() { return kKernels; }
 
 std::string_view param_kind_name(ParamKind k) {
   switch (k) {

@@ -136,7 +136,7 @@ CheckResult run_op_reference(const Experiment& exp, const CheckSpec& c, const Bu
 CheckResult run_reference(const Experiment& exp, const CheckSpec& c, const BufferContents& contents) {
   const Op& op = exp.ops[c.op];
   if (op.kernel < 0) return run_op_reference(exp, c, contents);
-  const KernelInfo& k = kernel_table()[op.kernel];
+  const KernelKind& k = kernel_table()[op.kernel];
   std::map<int, std::vector<std::byte>> initial;  // buffer -> its initial contents, computed on
   KernelArgs args;
   for (size_t p = 0; p < c.args.size(); ++p) {
@@ -287,7 +287,7 @@ int find_launch(LoadContext& ctx, const YAML::Node& node) {
 // a parameter reads first / is compared with at the end.
 std::vector<BufferRange> reference_ranges(LoadContext& ctx, MapReader& r, std::string_view key, const Op& op,
                                           bool outputs) {
-  const KernelInfo& k = kernel_table()[op.kernel];
+  const KernelKind& k = kernel_table()[op.kernel];
   std::vector<std::string> names;
   std::vector<BufferRange> out(op.args.size());
   for (size_t p = 0; p < k.params.size(); ++p) {
@@ -363,7 +363,7 @@ void parse_reference(LoadContext& ctx, MapReader& r, CheckSpec& c) {
   c.op = find_launch(ctx, r.require("launch"));
   if (c.op < 0) return;
   const Op& op = ctx.exp.ops[c.op];
-  const KernelInfo& k = kernel_table()[op.kernel];
+  const KernelKind& k = kernel_table()[op.kernel];
   if (op.args.size() != k.params.size()) return;  // the launch's own arguments are wrong (reported there)
   c.args = reference_ranges(ctx, r, "inputs", op, false);
   c.outputs = reference_ranges(ctx, r, "outputs", op, true);

@@ -58,7 +58,7 @@ const std::vector<ExpectFunction> kFunctions = {
      [](const ExpectContext&, const Refs&, const Numbers& n) { return std::fabs(n[0]); }},
 };
 
-struct Evaluator {
+struct ExpectationEvaluator {
   const ExpectContext& ctx;
   ExpectationResult& result;
 
@@ -116,7 +116,7 @@ ExpectationResult evaluate(const Expectation& e, const ExpectContext& ctx) {
     r.detail = "the host backend measures no GPU time";
     return r;
   }
-  double verdict = Evaluator{ctx, r}.eval(*e.root);
+  double verdict = ExpectationEvaluator{ctx, r}.eval(*e.root);
   bool unmeasured = false;
   for (const auto& [text, v] : r.values) unmeasured = unmeasured || std::isnan(v);
   if (unmeasured) {

@@ -368,7 +368,7 @@ std::string op_fields(const OpKind& k) {
   return keys.empty() ? "" : join(keys);
 }
 
-std::string kernel_params(const KernelInfo& k) {
+std::string kernel_params(const KernelKind& k) {
   std::string out;
   for (const auto& p : k.params) {
     out += fmt::format("      {:<6} {:<5} {}\n", p.name, param_kind_name(p.kind), p.doc);
@@ -391,7 +391,7 @@ int cmd_list() {
   for (const EnvSetting& e : env_settings()) out += fmt::format("  {:<30} {:<42} {}\n", e.name, e.values, e.meaning);
   out += "\ndiagnostics of check and run (acknowledge one an experiment shows on purpose with `allow: [CODE]` on "
          "its op or check)\n";
-  for (const auto& c : finding_codes())
+  for (const auto& c : finding_kinds())
     out += fmt::format("  {:<20} {:<8} {}\n", c.code, severity_name(c.severity), c.meaning);
   std::cout << out;
   return kExitOk;

@@ -276,7 +276,7 @@ Allow read_allow(MapReader& r) {
     return allow;
   }
   std::vector<std::string> codes;
-  for (const auto& c : finding_codes()) codes.emplace_back(c.code);
+  for (const auto& c : finding_kinds()) codes.emplace_back(c.code);
   for (const auto& item : node)
     if (auto i = r.ctx.choice(item, "diagnostic code in allow", codes)) allow.codes.push_back(codes[*i]);
   return allow;

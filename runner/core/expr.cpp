@@ -17,9 +17,9 @@ struct Failure {
 
 // Recursive descent over: expr := term (('+'|'-') term)*; term := unary (('*'|'/'|'%') unary)*;
 // unary := '-' unary | primary; primary := number | name | '(' expr ')'.
-class Evaluator {
+class IntegerExpression {
  public:
-  Evaluator(std::string_view text, const ParamScope& params) : text_(text), params_(params) {}
+  IntegerExpression(std::string_view text, const ParamScope& params) : text_(text), params_(params) {}
 
   int64_t run() {
     skip_space();
@@ -142,13 +142,13 @@ class Evaluator {
   // One level of parentheses or unary minus: each is a stack frame of this parser, so their depth
   // is bounded.
   struct Nested {
-    Nested(Evaluator& e, size_t at) : e_(e) {
+    Nested(IntegerExpression& e, size_t at) : e_(e) {
       if (++e_.depth_ > limits::kExpressionDepth)
         e_.fail(at, fmt::format("the expression nests deeper than {} parentheses and unary minus signs",
                                 limits::kExpressionDepth));
     }
     ~Nested() { --e_.depth_; }
-    Evaluator& e_;
+    IntegerExpression& e_;
   };
 
   std::string_view text_;
@@ -161,7 +161,7 @@ class Evaluator {
 
 std::variant<int64_t, ExprError> evaluate(std::string_view text, const ParamScope& params) {
   try {
-    return Evaluator(text, params).run();
+    return IntegerExpression(text, params).run();
   } catch (const Failure& f) {
     return f.error;
   }

@@ -4,7 +4,7 @@ namespace streamlab {
 namespace {
 
 // Stable codes: tools and `allow:` lists use them, so they never change meaning.
-constexpr FindingCode kCodes[] = {
+constexpr FindingKind kCodes[] = {
     {"race", Severity::error,
      "two ops that nothing orders touch the same elements, at least one of them writing"},
     {"use-before-alloc", Severity::error,
@@ -27,16 +27,16 @@ constexpr FindingCode kCodes[] = {
 
 }  // namespace
 
-std::span<const FindingCode> finding_codes() { return kCodes; }
+std::span<const FindingKind> finding_kinds() { return kCodes; }
 
-const FindingCode* find_finding_code(std::string_view code) {
+const FindingKind* find_finding_code(std::string_view code) {
   for (const auto& c : kCodes)
     if (c.code == code) return &c;
   return nullptr;
 }
 
 Finding& Findings::add(std::string_view code, const SourceLoc& loc, std::string message) {
-  const FindingCode* c = find_finding_code(code);
+  const FindingKind* c = find_finding_code(code);
   Finding f;
   f.severity = c ? c->severity : Severity::error;
   f.code = std::string(code);

@@ -11,13 +11,13 @@
 
 namespace streamlab {
 
-struct FindingCode {
+struct FindingKind {
   std::string_view code;
   Severity severity;
   std::string_view meaning;  // one line, for `streamlab list` and docs/check.md
 };
-std::span<const FindingCode> finding_codes();
-const FindingCode* find_finding_code(std::string_view code);
+std::span<const FindingKind> finding_kinds();
+const FindingKind* find_finding_code(std::string_view code);
 
 // A place a finding points at besides its own, with what happens there.
 struct Related {
@@ -41,7 +41,7 @@ struct Finding {
 
 class Findings {
  public:
-  // `code` must be one of finding_codes(); the severity comes from there.
+  // `code` must be one of finding_kinds(); the severity comes from there.
   Finding& add(std::string_view code, const SourceLoc& loc, std::string message);
   std::vector<Finding>& items() { return items_; }
   const std::vector<Finding>& items() const { return items_; }
