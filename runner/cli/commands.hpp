@@ -1,0 +1,33 @@
+#pragma once
+// The subcommands, as the command line hands them over: cli.cpp parses the arguments into
+// RunArgs, these do the work and return the exit code (cli.hpp).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace streamlab {
+
+struct RunArgs {
+  std::string file;
+  std::vector<std::string> sets;
+  int64_t repeat = -1, warmup = -1;  // -1: the experiment's own
+  std::string backend = "auto";
+  std::string timer = "auto";
+  bool no_gate = false;
+  int device = 0;
+  std::string json, csv, trace, html;  // report files; "-" is stdout
+  bool print = false;                  // check --print: the expanded op list
+  std::string format = "text";         // check --format
+  bool allow_races = false;            // run --allow-races: run despite analysis errors
+  int64_t timeout = -1;                // --timeout seconds; -1: the experiment's, else the default
+  bool locate_fault = false;           // hidden: a child run that finds the op behind a device fault
+};
+
+// run: load, analyze, run, check, report (run_command.cpp).
+int cmd_run(const RunArgs& args);
+// check: load, compile user kernels, analyze; no GPU (run_command.cpp).
+int cmd_check(const RunArgs& args);
+// list: every op, kernel, check, expectation function, env variable and diagnostic (list.cpp).
+int cmd_list();
+
+}  // namespace streamlab

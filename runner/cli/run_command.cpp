@@ -1,0 +1,331 @@
+// The run and check commands: the pipeline load -> analyze -> execute (with checks and
+// expectations) -> report, under a time limit, with device faults traced to their op. Reports go to
+// stdout, diagnostics and notes to stderr.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "ops/op_kind.hpp"
+#include "ops/user_kernel.hpp"
+#include "runner/analyze/analyze.hpp"
+#include "runner/cli/cli.hpp"
+#include "runner/cli/commands.hpp"
+#include "runner/cli/locate_fault.hpp"
+#include "runner/cli/watchdog.hpp"
+#include "runner/core/diagnostics.hpp"
+#include "runner/core/limits.hpp"
+#include "runner/execute/execute.hpp"
+#include "runner/load/environment.hpp"
+#include "runner/load/load.hpp"
+#include "runner/report/console.hpp"
+#include "runner/report/files.hpp"
+#include "runner/report/output_file.hpp"
+
+namespace streamlab {
+namespace {
+
+// The time limit of a command: the command line's --timeout, else the experiment's `timeout:`,
+// else the default. The watchdog names what had not finished when it passes.
+class TimeLimit {
+ public:
+  explicit TimeLimit(const RunArgs& args)
+      : args_(args), start_(std::chrono::steady_clock::now()),
+        watchdog_(deadline(seconds(nullptr)), limit_text(nullptr), [this] { return what_was_running(); }) {}
+
+  // Once the experiment is loaded, its own `timeout:` applies unless --timeout was given.
+  void loaded(const Experiment& exp) { watchdog_.set_deadline(deadline(seconds(&exp)), limit_text(&exp)); }
+  void running_on(const Backend* backend) { backend_ = backend; }
+  // The run failed: its cleanup may still wait for the device (a kernel that never ends), and the
+  // limit's message must then say what failed, not only that time ran out.
+  void failed(const std::string& why) {
+    std::lock_guard lock(mutex_);
+    failure_ = why;
+  }
+  RunProgress progress;
+
+  int64_t seconds(const Experiment* exp) const {
+    if (args_.timeout >= 0) return args_.timeout;
+    return exp && exp->timeout_s > 0 ? exp->timeout_s : limits::kDefaultTimeoutSeconds;
+  }
+  // What is left of the limit, in whole seconds (at least 1); 0 when there is no limit.
+  int64_t seconds_left(const Experiment& exp) const {
+    int64_t s = seconds(&exp);
+    if (s == 0) return 0;
+    auto spent = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start_).count();
+    return std::max<int64_t>(1, s - spent);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point deadline(int64_t s) const {
+    return s == 0 ? std::chrono::steady_clock::time_point::max() : start_ + std::chrono::seconds(s);
+  }
+  std::string limit_text(const Experiment* exp) const {
+    int64_t s = seconds(exp);
+    std::string source = args_.timeout >= 0                ? fmt::format("--timeout {}", s)
+                         : exp && exp->timeout_s > 0 ? fmt::format("`timeout: {}` in the experiment", s)
+                                                     : "the default; --timeout S changes it";
+    return fmt::format("the command ran longer than {} s ({})", s, source);
+  }
+  std::string what_was_running() const {
+    {
+      std::lock_guard lock(mutex_);
+      if (!failure_.empty())
+        return fmt::format("the run had failed ({}), and streamlab was waiting for the device's unfinished work "
+                           "before it could exit", failure_);
+    }
+    std::string out = "stopped " + progress.describe();
+    const Backend* b = backend_;
+    std::string detail = b ? b->unfinished() : "";
+    return detail.empty() ? out : out + "; " + detail;
+  }
+
+  const RunArgs& args_;
+  std::chrono::steady_clock::time_point start_;
+  std::atomic<const Backend*> backend_{nullptr};
+  mutable std::mutex mutex_;
+  std::string failure_;
+  Watchdog watchdog_;  // last: it calls what_was_running(), which reads the members above
+};
+
+LoadOptions load_options(const std::vector<std::string>& sets) {
+  LoadOptions options;
+  for (const auto& s : sets) {
+    auto eq = s.find('=');
+    options.overrides.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+  }
+  return options;
+}
+
+// Chooses the backend; with `auto` and no device, says on stderr that it falls back to the host.
+std::unique_ptr<Backend> choose_backend(const Experiment& exp, const RunArgs& args) {
+  if (args.backend == "host") return make_host_backend(exp);
+  std::string why;
+  int count = cuda_device_count(&why);
+  if (args.backend == "cuda" && count == 0) throw RunError("--backend cuda: no CUDA device (" + why + ")");
+  if (count == 0) {
+    std::cerr << fmt::format(
+        "streamlab: note: no CUDA device ({}); running on the host backend: results are validated, "
+        "no GPU times are measured\n", why);
+    return make_host_backend(exp);
+  }
+  if (args.device < 0 || args.device >= count)
+    throw RunError(fmt::format("--device {}: no such device ({} CUDA device{})", args.device, count, count == 1 ? "" : "s"));
+  const std::map<std::string, TimerChoice> timers = {{"auto", TimerChoice::automatic}, {"cupti", TimerChoice::cupti},
+                                                     {"events", TimerChoice::events}, {"none", TimerChoice::none}};
+  return make_cuda_backend(exp, args.device, {timers.at(args.timer), !args.no_gate, args.locate_fault});
+}
+
+// Repetitions: the command line's, else the experiment's; the host backend runs once by default
+// (it measures no GPU time, so repeating it only proves determinism).
+RunOptions run_options(const Experiment& exp, const RunArgs& args, const Backend& backend) {
+  bool host = !backend.measures_device_time();
+  RunOptions o;
+  o.repeat = args.repeat >= 0 ? args.repeat : (host ? 1 : exp.repeat);
+  o.warmup = args.warmup >= 0 ? args.warmup : (host ? 0 : exp.warmup);
+  if (std::string too_many = repetitions_problem(exp, o.repeat, o.warmup); !too_many.empty())
+    throw CommandLineError("--repeat / --warmup: " + too_many);
+  return o;
+}
+
+// The report options, in the order their reports are formatted and written.
+struct ReportOption {
+  const char* option;
+  std::string RunArgs::*path;
+  std::string (*format)(const Experiment&, const RunRecord&);
+};
+const ReportOption kReportOptions[] = {{"--json", &RunArgs::json, format_json},
+                                       {"--csv", &RunArgs::csv, format_csv},
+                                       {"--trace", &RunArgs::trace, format_trace},
+                                       {"--html", &RunArgs::html, format_html}};
+
+// The report paths, checked before the experiment is loaded: a path that cannot be written must
+// not cost a run, and no report may replace the experiment it reports on.
+OutputPlan output_plan(const RunArgs& args) {
+  std::vector<OutputRequest> requests;
+  for (const auto& r : kReportOptions)
+    if (!(args.*r.path).empty()) requests.push_back({r.option, args.*r.path});
+  return OutputPlan(std::move(requests), {{"the experiment file", args.file}});
+}
+
+// The files the experiment's kernels read are known once it is loaded: no report replaces them.
+void refuse_kernel_files(const OutputPlan& plan, const Experiment& exp) {
+  std::vector<InputFile> inputs;
+  for (auto& path : user_kernel_files(exp)) inputs.push_back({fmt::format("a file a user kernel reads ({})", path), path});
+  plan.refuse_inputs(inputs);
+}
+
+// Writes every report asked for, all or none; a report sent to stdout replaces the console report
+// there.
+void write_reports(const Experiment& exp, const RunRecord& record, const OutputPlan& plan) {
+  if (!plan.writes_stdout()) std::cout << format_console_report(exp, record) << std::flush;
+  std::vector<std::string> texts;
+  for (const auto& request : plan.requests())
+    for (const auto& r : kReportOptions)
+      if (request.option == r.option) texts.push_back(r.format(exp, record));
+  plan.commit(texts);
+}
+
+// "repetition 12 of 23" on stderr, rewritten in place, once a run has taken a second; only on a
+// terminal, so logs and pipes stay clean.
+std::function<void(int64_t, int64_t)> progress_printer() {
+  if (!isatty(STDERR_FILENO)) return {};
+  auto start = std::chrono::steady_clock::now();
+  return [start](int64_t done, int64_t total) {
+    if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
+    std::cerr << fmt::format("\rstreamlab: repetition {} of {}", done, total) << (done == total ? "\r\033[K" : "")
+              << std::flush;
+  };
+}
+
+// A racy experiment's numbers and results mean nothing: `run` shows what analyze finds first and
+// refuses to run on errors unless told to.
+Findings refuse_on_findings(const Experiment& exp, const RunArgs& args) {
+  Findings findings = analyze(exp);
+  FindingCounts n = count_findings(findings);
+  std::cerr << format_findings(findings, exp.source);
+  if (n.errors == 0) return findings;
+  if (args.allow_races) {
+    std::cerr << fmt::format("streamlab: warning: running despite {} (--allow-races): results may vary from run to "
+                             "run\n", format_counts(n));
+    return findings;
+  }
+  throw InvalidExperiment(fmt::format("streamlab: error: not running '{}': {} (see above); its results would mean "
+                                      "nothing. Fix them, or pass --allow-races to run it anyway\n",
+                                      exp.file, format_counts(n)), {});
+}
+
+// User kernels are compiled by `check`, and by a run on the host backend (which cannot run them),
+// for the oldest GPU streamlab targets (PTX for sm_75), so their errors show without a GPU; where
+// NVRTC is missing, a note says they could not be compiled.
+void compile_for_check(const Experiment& exp) {
+  if (exp.kernels.empty()) return;
+  try {
+    compile_user_kernels(exp, "compute_75");
+  } catch (const RunError& e) {
+    std::cerr << fmt::format("streamlab: note: user kernels not compiled: {}\n", e.what());
+  }
+}
+
+RunRecord run_with(const Experiment& exp, const RunArgs& args, Findings findings, TimeLimit& limit) {
+  auto backend = choose_backend(exp, args);
+  if (!backend->measures_device_time()) {
+    limit.progress.phase = RunProgress::compiling;
+    compile_for_check(exp);
+  }
+  RunOptions options = run_options(exp, args, *backend);
+  options.progress = progress_printer();
+  options.where = &limit.progress;
+  options.notes = environment_notes(exp);
+  options.findings = std::move(findings);
+  limit.running_on(backend.get());
+  try {
+    RunRecord record = run_experiment(exp, *backend, options);
+    limit.running_on(nullptr);
+    return record;
+  } catch (const std::exception& e) {  // before `backend` is destroyed, which waits for the device
+    limit.running_on(nullptr);
+    limit.failed(e.what());
+    throw;
+  }
+}
+
+// The command line of a child run that finds the op behind a device fault (locate_fault.hpp): the
+// same experiment and params, up to the repetition that faulted, every op synchronized.
+std::vector<std::string> locating_args(const RunArgs& args, const DeviceFault& fault, int64_t timeout_s) {
+  std::vector<std::string> out = {"run", args.file};
+  for (const auto& set : args.sets) out.insert(out.end(), {"--set", set});
+  out.insert(out.end(), {"--backend", "cuda", "--device", std::to_string(args.device), "--timer", "none", "--no-gate",
+                         "--warmup", "0", "--repeat", std::to_string(fault.repetition), "--timeout",
+                         std::to_string(timeout_s), "--locate-fault"});
+  if (args.allow_races) out.emplace_back("--allow-races");
+  return out;
+}
+
+// A device fault, with the op that caused it when a run with every op synchronized finds it.
+RunError explain_fault(const Experiment& exp, const RunArgs& args, const DeviceFault& fault, int64_t timeout_s) {
+  release_cuda_device(args.device);
+  LocatedFault found = locate_fault(locating_args(args, fault, timeout_s));
+  std::string where = fault.op >= 0 ? fmt::format("in the call of op '{}' (line {})", exp.ops[fault.op].id,
+                                                  exp.ops[fault.op].loc.line)
+                                    : "at the repetition's final synchronize";
+  if (found.op < 0 || static_cast<size_t>(found.op) >= exp.ops.size())
+    return RunError(fmt::format("a device fault in repetition {}: {}\n  the op behind it was not found: run again "
+                                "with every op synchronized, {}", fault.repetition, fault.what(), found.detail));
+  const Op& op = exp.ops[found.op];
+  return RunError(fmt::format(
+      "{}: a device fault in repetition {}: {}\n  found by running the experiment again with every op synchronized "
+      "(cudaDeviceSynchronize after each op): the fault appeared when this {} finished; run "
+      "as written, CUDA reported it {}", op_context(op), fault.repetition, fault.error, op.kind->name, where));
+}
+
+}  // namespace
+
+int cmd_run(const RunArgs& args) {
+  OutputPlan plan = output_plan(args);
+  std::optional<TimeLimit> limit(std::in_place, args);
+  Experiment exp = load_file(args.file, load_options(args.sets));
+  limit->loaded(exp);
+  refuse_kernel_files(plan, exp);
+  Findings findings = refuse_on_findings(exp, args);
+  apply_environment(exp);
+  std::optional<RunRecord> ran;
+  try {
+    ran = run_with(exp, args, std::move(findings), *limit);
+  } catch (const DeviceFault& fault) {
+    if (args.locate_fault) {
+      report_located(fault.op);
+      throw;
+    }
+    int64_t seconds = limit->seconds_left(exp);
+    limit.reset();  // the child run has what is left of it
+    throw explain_fault(exp, args, fault, seconds);
+  }
+  const RunRecord& record = *ran;
+  limit.reset();  // reports are written whole or not at all: not cut short by the limit
+  write_reports(exp, record, plan);
+  return record.checks_passed() && record.expectations_held() ? kExitOk : kExitCheckFailed;
+}
+
+// check: load and analyze. Exit 2 when the file is invalid or analyze finds errors; warnings and
+// notes are advice.
+int cmd_check(const RunArgs& args) {
+  TimeLimit limit(args);
+  Experiment exp;
+  try {
+    exp = load_file(args.file, load_options(args.sets));
+    limit.loaded(exp);
+    limit.progress.phase = RunProgress::compiling;
+  } catch (const InvalidExperiment& e) {
+    if (args.format != "json") throw;
+    std::cout << format_load_errors_json(args.file, e.diagnostics);
+    return kExitInvalid;
+  }
+  try {
+    compile_for_check(exp);
+  } catch (const InvalidExperiment& e) {
+    if (args.format != "json") throw;
+    std::cout << format_load_errors_json(args.file, e.diagnostics);
+    return kExitInvalid;
+  }
+  Findings findings = analyze(exp);
+  FindingCounts n = count_findings(findings);
+  if (args.format == "json") {
+    std::cout << format_findings_json(exp, findings);
+    return n.errors ? kExitInvalid : kExitOk;
+  }
+  std::cerr << format_findings(findings, exp.source);
+  std::cout << fmt::format("{}: {}: '{}', {} ops, {} buffers, {} streams, {} events, {} checks: {}\n", exp.file,
+                           n.errors ? "invalid" : "ok", exp.name, exp.ops.size(), exp.buffers.size(),
+                           exp.streams.size() - 1, exp.events.size(), exp.checks.size(), format_counts(n));
+  if (args.print) std::cout << format_op_list(exp);
+  return n.errors ? kExitInvalid : kExitOk;
+}
+
+}  // namespace streamlab
