@@ -9,6 +9,7 @@
 
 #include "runner/execute/backend.hpp"
 #include "ops/user_kernel.hpp"
+#include "runner/check/figures.hpp"
 #include "runner/core/diagnostics.hpp"
 
 namespace streamlab::test {
@@ -54,6 +55,54 @@ std::optional<std::string> compile_errors(const Experiment& exp, const std::stri
     MESSAGE("skipped: NVRTC is not installed here (", err.what(), ")");
     return std::nullopt;
   }
+}
+
+RunRecord run_on_host(const Experiment& e, int64_t repeat) {
+  auto backend = make_host_backend(e);
+  return run_experiment(e, *backend, {repeat, 0, {}});
+}
+
+namespace {
+const char* kSyntheticExperiment = R"(name: reports
+params: {N: 1024}
+streams: {s1: {}, s2: {}}
+buffers:
+  h: {type: int32, shape: [N, N], memory: pinned, init: sequence}
+  d: {type: int32, shape: [N, N], memory: device}
+ops:
+  - memcpyAsync: {id: up, dst: d, src: h, stream: s1}
+  - launch: {id: k, kernel: spin, grid: 1, block: 32, stream: s2, args: {us: 1000}}
+  - streamSynchronize: {stream: s1}
+checks:
+  - equal: {a: h, b: h}
+)";
+
+}  // namespace
+
+const char* synthetic_experiment() { return kSyntheticExperiment; }
+
+RunRecord synthetic_run() {
+  RunRecord run;
+  run.backend = "cuda";
+  run.device = "Test GPU (sm_90, 1 SMs, 1 copy engines, device 0)";
+  run.timer = "events";
+  run.timer_description = "CUDA events around each device op, in its own stream";
+  run.notes = {"a note"};
+  run.warmup = 1;
+  for (int r = 0; r < 2; ++r) {
+    RepetitionSample rep;
+    rep.number = uint64_t(r) + 2;
+    rep.ops.push_back({0.001, 0.004, 0.010 + r, 0.510 + r});
+    rep.ops.push_back({0.004, 0.007, 0.210 + r, 1.210 + r});
+    rep.ops.push_back({0.007, 1.300 + r, NAN, NAN});
+    rep.gate_open_ms = 0.006;
+    rep.host_span_ms = 1.250 + r;
+    rep.device_span_ms = 1.200;
+    run.reps.push_back(rep);
+  }
+  run.checks.push_back({"equal(h, h)", true, ""});
+  run.figures = run_figures(load_string(kSyntheticExperiment, "reports.yaml"), run);
+  return run;
 }
 
 }  // namespace streamlab::test

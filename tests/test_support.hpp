@@ -25,6 +25,15 @@ std::string diagnostics_of(const std::string& text, const std::string& file = "t
 // they compile), or nullopt where NVRTC is not installed (a MESSAGE says the case skipped).
 std::optional<std::string> compile_errors(const Experiment& exp, const std::string& arch = "compute_75");
 
+// Runs `e` on the host backend: `repeat` timed repetitions, no warm-up.
+RunRecord run_on_host(const Experiment& e, int64_t repeat = 1);
+
+// A small experiment (a 4 MiB copy in s1, a 1 ms spin kernel in s2, a streamSynchronize) and a
+// device-timed record of it with round numbers, as the cuda backend would write it: the copy runs
+// 0.5 ms, the kernel 1 ms beside it, overlapping the copy for 0.3 ms; two repetitions.
+const char* synthetic_experiment();
+RunRecord synthetic_run();
+
 // Whether a CUDA device is usable here; `why` says why not.
 bool have_gpu(std::string* why);
 
