@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "bench/hand_written.hpp"
-#include "runner/execute/backend.hpp"
 #include "runner/check/checks.hpp"
-#include "runner/load/load.hpp"
 #include "runner/core/stats.hpp"
+#include "runner/execute/backend.hpp"
+#include "runner/load/load.hpp"
 
 namespace {
 
@@ -38,25 +38,33 @@ struct Pair {
 
 std::vector<Pair> pairs() {
   std::vector<Pair> all;
-  const std::pair<const char*, const char*> c6[] = {{"default", "02_two_transposes_default_stream.yaml"},
-                                                    {"streams", "03_two_transposes_two_streams.yaml"},
-                                                    {"pinned", "04_two_transposes_pinned_async.yaml"}};
+  const std::pair<const char*, const char*> c6[] = {
+      {"default", "02_two_transposes_default_stream.yaml"},
+      {"streams", "03_two_transposes_two_streams.yaml"},
+      {"pinned", "04_two_transposes_pinned_async.yaml"}};
   for (int n : {1024, 8192})
     for (auto [version, file] : c6)
-      all.push_back({fmt::format("C6 {} N={}", version, n), file, {{"N", std::to_string(n)}},
-                     [version = std::string(version), n] { return bench::two_transposes(version, n); }});
+      all.push_back(
+          {fmt::format("C6 {} N={}", version, n),
+           file,
+           {{"N", std::to_string(n)}},
+           [version = std::string(version), n] { return bench::two_transposes(version, n); }});
   const long long spin_us = 1000, c5_us = 1500, c5_mib = 64;
   for (int streams : {1, 4})
-    all.push_back({fmt::format("C1 {} stream{}", streams, streams > 1 ? "s" : ""),
-                   streams == 1 ? "claims/c1_kernels_one_stream.yaml" : "claims/c1_kernels_four_streams.yaml",
-                   {{"US", std::to_string(spin_us)}},
-                   [=] { return bench::spins(streams, spin_us); }});
+    all.push_back(
+        {fmt::format("C1 {} stream{}", streams, streams > 1 ? "s" : ""),
+         streams == 1 ? "claims/c1_kernels_one_stream.yaml" : "claims/c1_kernels_four_streams.yaml",
+         {{"US", std::to_string(spin_us)}},
+         [=] { return bench::spins(streams, spin_us); }});
   for (int streams : {1, 2})
     all.push_back({fmt::format("C5 {} stream{}", streams, streams > 1 ? "s" : ""),
-                   streams == 1 ? "claims/c5_copy_kernel_one_stream.yaml" : "claims/c5_copy_kernel_two_streams.yaml",
+                   streams == 1 ? "claims/c5_copy_kernel_one_stream.yaml"
+                                : "claims/c5_copy_kernel_two_streams.yaml",
                    {{"US", std::to_string(c5_us)}, {"MIB", std::to_string(c5_mib)}},
                    [=] { return bench::copy_and_kernel(streams, c5_us, c5_mib); }});
-  all.push_back({"C10 launches vs graph", "claims/c10_graph_launch.yaml", {}, [] { return bench::graph_launch(1000); }});
+  all.push_back({"C10 launches vs graph", "claims/c10_graph_launch.yaml", {}, [] {
+                   return bench::graph_launch(1000);
+                 }});
   return all;
 }
 
@@ -72,7 +80,8 @@ struct Outcome {
   bool runner_valid = false, hand_valid = false;
 };
 
-Outcome compare(const Pair& pair, const std::string& dir, streamlab::TimerChoice timer, double seconds) {
+Outcome compare(const Pair& pair, const std::string& dir, streamlab::TimerChoice timer,
+                double seconds) {
   streamlab::LoadOptions options;
   options.overrides = pair.params;
   auto exp = streamlab::load_file(dir + "/" + pair.file, options);
@@ -82,19 +91,23 @@ Outcome compare(const Pair& pair, const std::string& dir, streamlab::TimerChoice
   auto run_runner = [&] { return runner->run_repetition().host_span_ms; };
   auto run_hand = [&] { return time_ms([&] { hand->repetition(); }); };
   double round_ms = 0;
-  for (int i = 0; i < 3; ++i) round_ms = run_runner() + run_hand();  // warm-up, as the experiments' own
+  for (int i = 0; i < 3; ++i)
+    round_ms = run_runner() + run_hand();  // warm-up, as the experiments' own
   const int rounds = std::clamp(static_cast<int>(seconds * 1000 / round_ms), 20, 5000);
   std::vector<double> r, h, ratios;
   for (int i = 0; i < rounds; ++i) {
-    if ((i + 1) / 2 % 2 == 0) {  // A B, B A, A B, ...: a linear drift cancels in each pair of rounds
+    if ((i + 1) / 2 % 2 ==
+        0) {  // A B, B A, A B, ...: a linear drift cancels in each pair of rounds
       r.push_back(run_runner()), h.push_back(run_hand());
     } else {
       h.push_back(run_hand()), r.push_back(run_runner());
     }
   }
   for (int i = 0; i < rounds; ++i) ratios.push_back(r[i] / h[i]);
-  Outcome out{streamlab::summarize(r), streamlab::summarize(h), streamlab::summarize(ratios).median};
-  auto checks = streamlab::run_checks(exp, [&](int b) { return runner->contents(b); }, true);
+  Outcome out{streamlab::summarize(r), streamlab::summarize(h),
+              streamlab::summarize(ratios).median};
+  auto checks = streamlab::run_checks(
+      exp, [&](int b) { return runner->contents(b); }, true);
   out.runner_valid = true;
   for (const auto& c : checks) out.runner_valid = out.runner_valid && c.passed;
   out.hand_valid = hand->valid();
@@ -107,8 +120,10 @@ int main(int argc, char** argv) {
   CLI::App app{"streamlab against hand-written CUDA, repetition for repetition in one process"};
   std::string timer_name = "none", only, dir = "experiments";
   double seconds = 10;
-  app.add_option("--timer", timer_name, "The runner's device timer")->check(CLI::IsMember({"none", "events", "cupti"}));
-  app.add_option("--seconds", seconds, "Timed seconds per pair, both sides together (at least 20 rounds)")
+  app.add_option("--timer", timer_name, "The runner's device timer")
+      ->check(CLI::IsMember({"none", "events", "cupti"}));
+  app.add_option("--seconds", seconds,
+                 "Timed seconds per pair, both sides together (at least 20 rounds)")
       ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--only", only, "Run the pairs whose name contains this");
   app.add_option("--experiments", dir, "Directory of the experiments");
@@ -117,20 +132,24 @@ int main(int argc, char** argv) {
                : timer_name == "events" ? streamlab::TimerChoice::events
                                         : streamlab::TimerChoice::cupti;
 
-  fmt::print("runner (timer {}) vs hand-written: median host spans over interleaved repetitions, about {} s a pair;\n"
-             "ratio: runner median / hand-written median; paired: median of each round's own ratio\n",
-             timer_name, seconds);
-  fmt::print("{:<18} {:>6} {:>11} {:>7} {:>16} {:>7} {:>7} {:>7}  {}\n", "pair", "rounds", "runner ms", "cv",
-             "hand-written ms", "cv", "ratio", "paired", "valid");
+  fmt::print(
+      "runner (timer {}) vs hand-written: median host spans over interleaved repetitions, about {} "
+      "s a pair;\n"
+      "ratio: runner median / hand-written median; paired: median of each round's own ratio\n",
+      timer_name, seconds);
+  fmt::print("{:<18} {:>6} {:>11} {:>7} {:>16} {:>7} {:>7} {:>7}  {}\n", "pair", "rounds",
+             "runner ms", "cv", "hand-written ms", "cv", "ratio", "paired", "valid");
   int failures = 0;
   for (const auto& pair : pairs()) {
     if (pair.name.find(only) == std::string::npos) continue;
     try {
       auto o = compare(pair, dir, timer, seconds);
-      fmt::print("{:<18} {:>6} {:>11.3f} {:>6.1f}% {:>16.3f} {:>6.1f}% {:>7.3f} {:>7.3f}  {}\n", pair.name,
-                 o.runner.n, o.runner.median, 100 * o.runner.cv, o.hand.median, 100 * o.hand.cv,
-                 o.runner.median / o.hand.median, o.paired,
-                 o.runner_valid && o.hand_valid ? "both" : o.runner_valid ? "HAND-WRITTEN WRONG" : "RUNNER WRONG");
+      fmt::print("{:<18} {:>6} {:>11.3f} {:>6.1f}% {:>16.3f} {:>6.1f}% {:>7.3f} {:>7.3f}  {}\n",
+                 pair.name, o.runner.n, o.runner.median, 100 * o.runner.cv, o.hand.median,
+                 100 * o.hand.cv, o.runner.median / o.hand.median, o.paired,
+                 o.runner_valid && o.hand_valid ? "both"
+                 : o.runner_valid               ? "HAND-WRITTEN WRONG"
+                                                : "RUNNER WRONG");
       failures += !(o.runner_valid && o.hand_valid);
     } catch (const std::exception& e) {
       fmt::print(stderr, "{}: {}\n", pair.name, e.what());

@@ -9,13 +9,13 @@
 namespace bench {
 namespace {
 
-#define CHECK(call)                                                                                 \
-  do {                                                                                              \
-    cudaError_t e_ = (call);                                                                        \
-    if (e_ != cudaSuccess) {                                                                        \
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
       std::fprintf(stderr, "%s: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(3);                                                                                 \
-    }                                                                                               \
+      std::exit(3);                                                                                \
+    }                                                                                              \
   } while (0)
 
 __global__ void transpose_naive(const int* in, int* out, int n) {
@@ -42,7 +42,10 @@ __global__ void spin(long long us) {
 class TwoTransposes final : public HandWritten {
  public:
   TwoTransposes(const std::string& version, int n)
-      : n_(n), bytes_(size_t(n) * n * sizeof(int)), pinned_(version == "pinned"), streams_(version != "default") {
+      : n_(n),
+        bytes_(size_t(n) * n * sizeof(int)),
+        pinned_(version == "pinned"),
+        streams_(version != "default") {
     for (int i = 0; i < 2; ++i) {
       if (pinned_) {
         CHECK(cudaMallocHost(&h_in_[i], bytes_));
@@ -51,7 +54,8 @@ class TwoTransposes final : public HandWritten {
         h_in_[i] = static_cast<int*>(std::malloc(bytes_));
         h_out_[i] = static_cast<int*>(std::malloc(bytes_));
       }
-      for (size_t k = 0; k < size_t(n) * n; ++k) h_in_[i][k] = int((k * 2654435761u + i) & 0x7fffffff);
+      for (size_t k = 0; k < size_t(n) * n; ++k)
+        h_in_[i][k] = int((k * 2654435761u + i) & 0x7fffffff);
       std::memset(h_out_[i], 0xCD, bytes_);
       CHECK(cudaMalloc(&d_in_[i], bytes_));
       CHECK(cudaMalloc(&d_out_[i], bytes_));
@@ -131,7 +135,8 @@ class Spins final : public HandWritten {
 
 class CopyAndKernel final : public HandWritten {
  public:
-  CopyAndKernel(int streams, long long us, long long mib) : s_(streams), us_(us), bytes_(size_t(mib) << 20) {
+  CopyAndKernel(int streams, long long us, long long mib)
+      : s_(streams), us_(us), bytes_(size_t(mib) << 20) {
     CHECK(cudaMallocHost(&h_, bytes_));
     CHECK(cudaMalloc(&d_, bytes_));
     std::memset(h_, 7, bytes_);
@@ -157,7 +162,8 @@ class CopyAndKernel final : public HandWritten {
 };
 
 // C10: `kernels` empty kernels launched one by one in a stream, then the same captured once into a
-// graph and launched with one call: the shape in which C10 was first measured (3.53 vs 0.68 us per kernel).
+// graph and launched with one call: the shape in which C10 was first measured (3.53 vs 0.68 us per
+// kernel).
 __global__ void empty_kernel() {}
 
 class GraphLaunch final : public HandWritten {
@@ -189,12 +195,16 @@ class GraphLaunch final : public HandWritten {
 
 }  // namespace
 
-std::unique_ptr<HandWritten> graph_launch(int kernels) { return std::make_unique<GraphLaunch>(kernels); }
+std::unique_ptr<HandWritten> graph_launch(int kernels) {
+  return std::make_unique<GraphLaunch>(kernels);
+}
 
 std::unique_ptr<HandWritten> two_transposes(const std::string& version, int n) {
   return std::make_unique<TwoTransposes>(version, n);
 }
-std::unique_ptr<HandWritten> spins(int streams, long long us) { return std::make_unique<Spins>(streams, us); }
+std::unique_ptr<HandWritten> spins(int streams, long long us) {
+  return std::make_unique<Spins>(streams, us);
+}
 std::unique_ptr<HandWritten> copy_and_kernel(int streams, long long us, long long mib) {
   return std::make_unique<CopyAndKernel>(streams, us, mib);
 }

@@ -1,8 +1,8 @@
 #pragma once
-// The programs of the reference material and of the claims (docs/results.md), written by hand the way a student
-// writes them, one repetition per call. bench/compare.cpp runs each beside the equivalent
-// experiment, repetition for repetition, in the same process. Plain C++17: nvcc compiles the
-// implementation (hand_written.cu).
+// The programs of the reference material and of the claims (docs/results.md), written by hand the
+// way a student writes them, one repetition per call. bench/compare.cpp runs each beside the
+// equivalent experiment, repetition for repetition, in the same process. Plain C++17: nvcc compiles
+// the implementation (hand_written.cu).
 #include <memory>
 #include <string>
 

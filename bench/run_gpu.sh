@@ -65,15 +65,18 @@ if want claims; then
     for f in experiments/claims/${CLAIMS:-*}.yaml; do run_one "$logs/$(basename "$f" .yaml)_run$pass.log" "$f"; done
   done
 fi
-# Issue 6: graphs, cuBLAS, cuDNN, user kernels. What check says of the shared workspace without its
+# Graphs, cuBLAS, cuDNN, NCCL, user kernels, managed memory. What check says of the shared workspace without its
 # allow; a user kernel that does not compile; each library missing in turn (pointed at a path that
 # does not exist): the error names the library and the op.
 if want libs; then
   echo "== library and graph experiments"
-  for f in experiments/graph_fork_join.yaml experiments/user_kernel_saxpy.yaml experiments/library/*.yaml; do
+  for f in experiments/graph_fork_join.yaml experiments/user_kernel_saxpy.yaml experiments/library/*.yaml \
+           experiments/managed/*.yaml; do
     run_one "$logs/$(basename "$f" .yaml).log" "$f"
   done
   run_one "$logs/graph_fork_join_events.log" experiments/graph_fork_join.yaml --timer events
+  # What CUPTI records of a prefetch (the experiment asks for events): its device ms column.
+  run_one "$logs/prefetch_cupti.log" experiments/managed/prefetch.yaml --timer cupti
   grep -A8 "^  graph 'g'" "$logs/graph_fork_join.log"
   for f in c10_graph_launch c14_conv_copy_overlap c14_own_workspaces c15_gemm_copy_overlap c17_allreduce_overlap; do
     grep -hE "^  +(PASS|FAIL)|^        [a-z]" "$logs/${f}_run"*.log 2>/dev/null | sort | uniq -c

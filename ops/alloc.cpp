@@ -7,10 +7,10 @@
 #include "ops/op_kind.hpp"
 #include "runner/context/cuda_check.hpp"
 #include "runner/context/cuda_state.hpp"
-#include "runner/core/findings.hpp"
 #include "runner/context/happens_before.hpp"
 #include "runner/context/host_state.hpp"
 #include "runner/context/load_context.hpp"
+#include "runner/core/findings.hpp"
 
 namespace streamlab {
 namespace {
@@ -18,7 +18,9 @@ namespace {
 constexpr std::string_view kKeys[] = {"buffer"};
 constexpr std::string_view kAsyncKeys[] = {"buffer", "stream?"};
 
-int op_index(const MapReader& r) { return static_cast<int>(r.ctx.exp.ops.size()); }  // the op being read
+int op_index(const MapReader& r) {
+  return static_cast<int>(r.ctx.exp.ops.size());
+}  // the op being read
 
 // The whole buffer: an allocation has no element range.
 BufferRange whole_buffer(MapReader& r) {
@@ -31,14 +33,18 @@ void parse_alloc(MapReader& r, Op& op, MemoryKind memory) {
   if (!op.dst.valid()) return;
   Buffer& b = r.ctx.exp.buffers[op.dst.buffer];
   if (b.memory != memory)
-    r.ctx.error(r.get("buffer"), fmt::format("{} allocates {} memory; buffer '{}' is declared {}", op.kind->name,
-                                             memory_kind_name(memory), b.name, memory_kind_name(b.memory)));
+    r.ctx.error(r.get("buffer"),
+                fmt::format("{} allocates {} memory; buffer '{}' is declared {}", op.kind->name,
+                            memory_kind_name(memory), b.name, memory_kind_name(b.memory)));
   if (b.init.kind != InitSpec::Kind::none)
-    r.ctx.error(r.get("buffer"), fmt::format("buffer '{}' is allocated by an op, so its contents start undefined; "
-                                             "remove its init (line {}) and fill it with ops", b.name, b.loc.line));
+    r.ctx.error(r.get("buffer"),
+                fmt::format("buffer '{}' is allocated by an op, so its contents start undefined; "
+                            "remove its init (line {}) and fill it with ops",
+                            b.name, b.loc.line));
   if (b.alloc_op >= 0) {
-    r.ctx.error(r.get("buffer"), fmt::format("buffer '{}' is already allocated by op '{}' (line {})", b.name,
-                                             r.ctx.exp.ops[b.alloc_op].id, r.ctx.exp.ops[b.alloc_op].loc.line));
+    r.ctx.error(r.get("buffer"),
+                fmt::format("buffer '{}' is already allocated by op '{}' (line {})", b.name,
+                            r.ctx.exp.ops[b.alloc_op].id, r.ctx.exp.ops[b.alloc_op].loc.line));
     return;
   }
   b.alloc_op = op_index(r);
@@ -50,19 +56,23 @@ void parse_free(MapReader& r, Op& op, std::initializer_list<std::string_view> al
   if (!op.dst.valid()) return;
   Buffer& b = r.ctx.exp.buffers[op.dst.buffer];
   if (b.alloc_op < 0) {
-    r.ctx.error(r.get("buffer"), fmt::format("{} of buffer '{}', which no earlier op allocates (buffers live for "
-                                             "the whole run unless an op allocates them)", op.kind->name, b.name));
+    r.ctx.error(r.get("buffer"),
+                fmt::format("{} of buffer '{}', which no earlier op allocates (buffers live for "
+                            "the whole run unless an op allocates them)",
+                            op.kind->name, b.name));
     return;
   }
   const Op& alloc = r.ctx.exp.ops[b.alloc_op];
   if (b.free_op >= 0) {
-    r.ctx.error(r.get("buffer"), fmt::format("buffer '{}' is already freed by op '{}' (line {})", b.name,
-                                             r.ctx.exp.ops[b.free_op].id, r.ctx.exp.ops[b.free_op].loc.line));
+    r.ctx.error(r.get("buffer"),
+                fmt::format("buffer '{}' is already freed by op '{}' (line {})", b.name,
+                            r.ctx.exp.ops[b.free_op].id, r.ctx.exp.ops[b.free_op].loc.line));
     return;
   }
   if (std::find(allocators.begin(), allocators.end(), alloc.kind->name) == allocators.end())
-    r.ctx.error(r.get("buffer"), fmt::format("{} cannot free buffer '{}': op '{}' (line {}) allocated it with {}",
-                                             op.kind->name, b.name, alloc.id, alloc.loc.line, alloc.kind->name));
+    r.ctx.error(r.get("buffer"),
+                fmt::format("{} cannot free buffer '{}': op '{}' (line {}) allocated it with {}",
+                            op.kind->name, b.name, alloc.id, alloc.loc.line, alloc.kind->name));
   b.free_op = op_index(r);
 }
 
@@ -125,7 +135,8 @@ void cuda_free_async(CudaState& s, const Op& op) {
 }
 
 std::string describe_alloc(const Experiment& exp, const Op& op) {
-  return fmt::format("{} ({})", exp.buffers[op.dst.buffer].name, format_bytes(exp.buffers[op.dst.buffer].bytes));
+  return fmt::format("{} ({})", exp.buffers[op.dst.buffer].name,
+                     format_bytes(exp.buffers[op.dst.buffer].bytes));
 }
 
 // I4: cudaFree does an implicit cudaDeviceSynchronize.
@@ -138,19 +149,25 @@ void lint_blocking_alloc(const Experiment& exp, const Op& op, int index, Finding
   std::string what, fix;
   if (op.kind->name == "malloc") {
     what = "cudaMalloc may synchronize the device, and costs host time in every repetition";
-    fix = fmt::format("declare '{}' without an allocating op (it lives for the whole run), or use mallocAsync", name);
+    fix = fmt::format(
+        "declare '{}' without an allocating op (it lives for the whole run), or use mallocAsync",
+        name);
   } else if (op.kind->name == "free") {
     what = "cudaFree waits for all work on the device (an implicit deviceSynchronize)";
     fix = fmt::format("use freeAsync, or let '{}' live for the whole run", name);
   } else if (op.kind->name == "mallocHost") {
-    what = "cudaMallocHost pins pages: tens of ms of host time in every repetition, a gap in the launches";
-    fix = fmt::format("declare '{}' pinned without an allocating op (it lives for the whole run)", name);
+    what =
+        "cudaMallocHost pins pages: tens of ms of host time in every repetition, a gap in the "
+        "launches";
+    fix = fmt::format("declare '{}' pinned without an allocating op (it lives for the whole run)",
+                      name);
   } else {
     what = "cudaFreeHost may wait for the device";
     fix = fmt::format("let '{}' live for the whole run", name);
   }
-  Finding& f = out.add("blocking-alloc", op.loc, fmt::format("op '{}' ({} of '{}') inside the op list: {}", op.id,
-                                                             op.kind->name, name, what));
+  Finding& f = out.add(
+      "blocking-alloc", op.loc,
+      fmt::format("op '{}' ({} of '{}') inside the op list: {}", op.id, op.kind->name, name, what));
   f.fix = fix;
   f.ops = {index};
 }
@@ -159,7 +176,8 @@ void lint_blocking_alloc(const Experiment& exp, const Op& op, int index, Finding
 
 // cudaMalloc and cudaMallocHost may synchronize the device; cudaFree and cudaFreeHost do
 // (docs/semantics.md, I4): the host waits, so the start gate opens before them.
-extern const OpKind kMalloc = {  // listed in op_table.cpp
+extern const OpKind kMalloc = {
+    // listed in op_table.cpp
     .name = "malloc",
     .summary = "cudaMalloc: allocate the (device) buffer here; it exists until its free",
     .keys = kKeys,
@@ -172,11 +190,15 @@ extern const OpKind kMalloc = {  // listed in op_table.cpp
     .accesses = no_accesses,
     .order = order_nothing,
     .lint = lint_blocking_alloc,
-    .uncapturable = "cudaMalloc is prohibited while a stream captures in global mode (cudaErrorStreamCaptureUnsupported)",
+    .uncapturable =
+        "cudaMalloc is prohibited while a stream captures in global mode "
+        "(cudaErrorStreamCaptureUnsupported)",
 };
-extern const OpKind kFree = {  // listed in op_table.cpp
+extern const OpKind kFree = {
+    // listed in op_table.cpp
     .name = "free",
-    .summary = "cudaFree: free a buffer malloc or mallocAsync allocated; waits for the whole device",
+    .summary =
+        "cudaFree: free a buffer malloc or mallocAsync allocated; waits for the whole device",
     .keys = kKeys,
     .parse = parse_free_device,
     .run_host = host_free,
@@ -187,9 +209,12 @@ extern const OpKind kFree = {  // listed in op_table.cpp
     .accesses = no_accesses,
     .order = order_free,
     .lint = lint_blocking_alloc,
-    .uncapturable = "cudaFree is prohibited while a stream captures in global mode (cudaErrorStreamCaptureUnsupported)",
+    .uncapturable =
+        "cudaFree is prohibited while a stream captures in global mode "
+        "(cudaErrorStreamCaptureUnsupported)",
 };
-extern const OpKind kMallocHost = {  // listed in op_table.cpp
+extern const OpKind kMallocHost = {
+    // listed in op_table.cpp
     .name = "mallocHost",
     .summary = "cudaMallocHost: allocate the (pinned) buffer here; it exists until freeHost",
     .keys = kKeys,
@@ -202,9 +227,12 @@ extern const OpKind kMallocHost = {  // listed in op_table.cpp
     .accesses = no_accesses,
     .order = order_nothing,
     .lint = lint_blocking_alloc,
-    .uncapturable = "cudaMallocHost is prohibited while a stream captures in global mode (cudaErrorStreamCaptureUnsupported)",
+    .uncapturable =
+        "cudaMallocHost is prohibited while a stream captures in global mode "
+        "(cudaErrorStreamCaptureUnsupported)",
 };
-extern const OpKind kFreeHost = {  // listed in op_table.cpp
+extern const OpKind kFreeHost = {
+    // listed in op_table.cpp
     .name = "freeHost",
     .summary = "cudaFreeHost: free a buffer mallocHost allocated; waits for the whole device",
     .keys = kKeys,
@@ -217,11 +245,15 @@ extern const OpKind kFreeHost = {  // listed in op_table.cpp
     .accesses = no_accesses,
     .order = order_nothing,
     .lint = lint_blocking_alloc,
-    .uncapturable = "cudaFreeHost is prohibited while a stream captures in global mode (cudaErrorStreamCaptureUnsupported)",
+    .uncapturable =
+        "cudaFreeHost is prohibited while a stream captures in global mode "
+        "(cudaErrorStreamCaptureUnsupported)",
 };
-extern const OpKind kMallocAsync = {  // listed in op_table.cpp
+extern const OpKind kMallocAsync = {
+    // listed in op_table.cpp
     .name = "mallocAsync",
-    .summary = "cudaMallocAsync: allocate the (device) buffer in stream order; the host does not wait",
+    .summary =
+        "cudaMallocAsync: allocate the (device) buffer in stream order; the host does not wait",
     .keys = kAsyncKeys,
     .parse = parse_malloc_async,
     .run_host = host_alloc,
@@ -231,11 +263,15 @@ extern const OpKind kMallocAsync = {  // listed in op_table.cpp
     .bytes = no_bytes,
     .accesses = no_accesses,
     .order = order_in_stream,
-    .uncapturable = "streamlab does not capture stream-ordered allocations (graph memory nodes): allocate before the graph",
+    .uncapturable =
+        "streamlab does not capture stream-ordered allocations (graph memory nodes): allocate "
+        "before the graph",
 };
-extern const OpKind kFreeAsync = {  // listed in op_table.cpp
+extern const OpKind kFreeAsync = {
+    // listed in op_table.cpp
     .name = "freeAsync",
-    .summary = "cudaFreeAsync: free the buffer in stream order, once the stream's earlier work is done",
+    .summary =
+        "cudaFreeAsync: free the buffer in stream order, once the stream's earlier work is done",
     .keys = kAsyncKeys,
     .parse = parse_free_async,
     .run_host = host_free,
@@ -245,7 +281,9 @@ extern const OpKind kFreeAsync = {  // listed in op_table.cpp
     .bytes = no_bytes,
     .accesses = no_accesses,
     .order = order_in_stream,
-    .uncapturable = "streamlab does not capture stream-ordered allocations (graph memory nodes): free after the graph",
+    .uncapturable =
+        "streamlab does not capture stream-ordered allocations (graph memory nodes): free after "
+        "the graph",
 };
 
 }  // namespace streamlab

@@ -7,10 +7,10 @@
 #include "ops/op_kind.hpp"
 #include "runner/context/cuda_check.hpp"
 #include "runner/context/cuda_state.hpp"
-#include "runner/core/findings.hpp"
 #include "runner/context/happens_before.hpp"
 #include "runner/context/host_state.hpp"
 #include "runner/context/load_context.hpp"
+#include "runner/core/findings.hpp"
 
 namespace streamlab {
 namespace {
@@ -21,22 +21,25 @@ constexpr std::string_view kCopyAsyncKeys[] = {"dst", "src", "stream?"};
 
 std::string describe_size(const Experiment& exp, const BufferRange& r) {
   const Buffer& b = exp.buffers[r.buffer];
-  return fmt::format("'{}' ({} {}, {} bytes)", range_name(exp, r), r.count, elem_type_name(b.type), range_bytes(exp, r));
+  return fmt::format("'{}' ({} {}, {} bytes)", range_name(exp, r), r.count, elem_type_name(b.type),
+                     range_bytes(exp, r));
 }
-
 
 void check_same_shape(MapReader& r, const Op& op) {
   const Experiment& exp = r.ctx.exp;
   const Buffer& dst = exp.buffers[op.dst.buffer];
   const Buffer& src = exp.buffers[op.src.buffer];
   if (range_bytes(exp, op.dst) != range_bytes(exp, op.src))
-    r.ctx.error(r.node(), fmt::format("{} between {} of different sizes: dst {} and src {}", op.kind->name,
-                                      is_whole(exp, op.dst) && is_whole(exp, op.src) ? "buffers" : "ranges",
-                                      describe_size(exp, op.dst), describe_size(exp, op.src)));
+    r.ctx.error(r.node(),
+                fmt::format("{} between {} of different sizes: dst {} and src {}", op.kind->name,
+                            is_whole(exp, op.dst) && is_whole(exp, op.src) ? "buffers" : "ranges",
+                            describe_size(exp, op.dst), describe_size(exp, op.src)));
   else if (dst.type != src.type)
-    r.ctx.error(r.node(), fmt::format("{} between buffers of different types: dst '{}' is {} and src '{}' is {}",
-                                      op.kind->name, dst.name, elem_type_name(dst.type), src.name,
-                                      elem_type_name(src.type)));
+    r.ctx.error(
+        r.node(),
+        fmt::format("{} between buffers of different types: dst '{}' is {} and src '{}' is {}",
+                    op.kind->name, dst.name, elem_type_name(dst.type), src.name,
+                    elem_type_name(src.type)));
 }
 
 bool overlapping(const BufferRange& a, const BufferRange& b) {
@@ -49,12 +52,16 @@ void parse_copy(MapReader& r, Op& op) {
   op.stream = kLegacyStream;  // synchronous copies go to the default stream (docs/semantics.md, S5)
   if (!op.dst.valid() || !op.src.valid()) return;
   if (overlapping(op.dst, op.src))
-    r.ctx.error(r.node(), fmt::format("{} between overlapping ranges of buffer '{}' ({} and {}); CUDA leaves the "
-                                      "result undefined", op.kind->name, r.ctx.exp.buffers[op.dst.buffer].name,
-                                      range_name(r.ctx.exp, op.dst), range_name(r.ctx.exp, op.src)));
+    r.ctx.error(
+        r.node(),
+        fmt::format("{} between overlapping ranges of buffer '{}' ({} and {}); CUDA leaves the "
+                    "result undefined",
+                    op.kind->name, r.ctx.exp.buffers[op.dst.buffer].name,
+                    range_name(r.ctx.exp, op.dst), range_name(r.ctx.exp, op.src)));
   check_same_shape(r, op);
   const auto& b = r.ctx.exp.buffers;
-  op.device_work = !(is_host_memory(b[op.dst.buffer].memory) && is_host_memory(b[op.src.buffer].memory));
+  op.device_work =
+      !(is_host_memory(b[op.dst.buffer].memory) && is_host_memory(b[op.src.buffer].memory));
 }
 
 void parse_copy_async(MapReader& r, Op& op) {
@@ -63,8 +70,11 @@ void parse_copy_async(MapReader& r, Op& op) {
 }
 
 cudaMemcpyKind copy_direction(const Experiment& exp, const Op& op) {
-  auto managed = [&](const BufferRange& r) { return exp.buffers[r.buffer].memory == MemoryKind::managed; };
-  if (managed(op.src) || managed(op.dst)) return cudaMemcpyDefault;  // the driver knows where the pages are
+  auto managed = [&](const BufferRange& r) {
+    return exp.buffers[r.buffer].memory == MemoryKind::managed;
+  };
+  if (managed(op.src) || managed(op.dst))
+    return cudaMemcpyDefault;  // the driver knows where the pages are
   bool from_host = is_host_memory(exp.buffers[op.src.buffer].memory);
   bool to_host = is_host_memory(exp.buffers[op.dst.buffer].memory);
   if (from_host) return to_host ? cudaMemcpyHostToHost : cudaMemcpyHostToDevice;
@@ -73,25 +83,35 @@ cudaMemcpyKind copy_direction(const Experiment& exp, const Op& op) {
 
 std::string_view direction_name(cudaMemcpyKind kind) {
   switch (kind) {
-    case cudaMemcpyHostToHost: return "H2H";
-    case cudaMemcpyHostToDevice: return "H2D";
-    case cudaMemcpyDeviceToHost: return "D2H";
-    case cudaMemcpyDefault: return "managed";
-    default: return "D2D";
+    case cudaMemcpyHostToHost:
+      return "H2H";
+    case cudaMemcpyHostToDevice:
+      return "H2D";
+    case cudaMemcpyDeviceToHost:
+      return "D2H";
+    case cudaMemcpyDefault:
+      return "managed";
+    default:
+      return "D2D";
   }
 }
 
 std::string describe_copy(const Experiment& exp, const Op& op) {
   return fmt::format("{} -> {} ({}, {})", range_name(exp, op.src), range_name(exp, op.dst),
-                     direction_name(copy_direction(exp, op)), format_bytes(range_bytes(exp, op.dst)));
+                     direction_name(copy_direction(exp, op)),
+                     format_bytes(range_bytes(exp, op.dst)));
 }
 
 // H1-H5: cudaMemcpy returns early only device to device.
-bool copy_blocks(const Experiment& exp, const Op& op) { return copy_direction(exp, op) != cudaMemcpyDeviceToDevice; }
+bool copy_blocks(const Experiment& exp, const Op& op) {
+  return copy_direction(exp, op) != cudaMemcpyDeviceToDevice;
+}
 
 // H5-H7: cudaMemcpyAsync is synchronous with pageable memory, and host to host.
 bool copy_async_blocks(const Experiment& exp, const Op& op) {
-  auto pageable = [&](const BufferRange& r) { return exp.buffers[r.buffer].memory == MemoryKind::pageable; };
+  auto pageable = [&](const BufferRange& r) {
+    return exp.buffers[r.buffer].memory == MemoryKind::pageable;
+  };
   return pageable(op.src) || pageable(op.dst) || copy_direction(exp, op) == cudaMemcpyHostToHost;
 }
 
@@ -100,12 +120,14 @@ void host_copy(HostState& s, const Op& op) {
 }
 
 void cuda_copy(CudaState& s, const Op& op) {
-  STREAMLAB_CUDA(cudaMemcpy(s.at(op.dst), s.at(op.src), static_cast<size_t>(range_bytes(s.exp, op.dst)),
+  STREAMLAB_CUDA(cudaMemcpy(s.at(op.dst), s.at(op.src),
+                            static_cast<size_t>(range_bytes(s.exp, op.dst)),
                             copy_direction(s.exp, op)));
 }
 
 void cuda_copy_async(CudaState& s, const Op& op) {
-  STREAMLAB_CUDA(cudaMemcpyAsync(s.at(op.dst), s.at(op.src), static_cast<size_t>(range_bytes(s.exp, op.dst)),
+  STREAMLAB_CUDA(cudaMemcpyAsync(s.at(op.dst), s.at(op.src),
+                                 static_cast<size_t>(range_bytes(s.exp, op.dst)),
                                  copy_direction(s.exp, op), s.streams[op.stream]));
 }
 
@@ -142,12 +164,16 @@ void lint_copy_async(const Experiment& exp, const Op& op, int index, Findings& o
   for (const BufferRange* r : {&op.src, &op.dst}) {
     const Buffer& b = exp.buffers[r->buffer];
     if (b.memory != MemoryKind::pageable) continue;
-    Finding& f = out.add("pageable-async", op.loc,
-                         fmt::format("memcpyAsync '{}' uses pageable memory ('{}'): the call may wait until the copy "
-                                     "is staged or done, so the host blocks and the copy overlaps nothing",
-                                     op.id, b.name));
-    f.fix = fmt::format("declare '{}' pinned (page-locked), so the copy can run asynchronously:\n"
-                        "buffers:\n  {}: {{memory: pinned, ...}}  # line {}", b.name, b.name, b.loc.line);
+    Finding& f = out.add(
+        "pageable-async", op.loc,
+        fmt::format(
+            "memcpyAsync '{}' uses pageable memory ('{}'): the call may wait until the copy "
+            "is staged or done, so the host blocks and the copy overlaps nothing",
+            op.id, b.name));
+    f.fix = fmt::format(
+        "declare '{}' pinned (page-locked), so the copy can run asynchronously:\n"
+        "buffers:\n  {}: {{memory: pinned, ...}}  # line {}",
+        b.name, b.name, b.loc.line);
     f.ops = {index};
     return;
   }
@@ -155,9 +181,12 @@ void lint_copy_async(const Experiment& exp, const Op& op, int index, Findings& o
 
 }  // namespace
 
-extern const OpKind kMemcpy = {  // listed in op_table.cpp
+extern const OpKind kMemcpy = {
+    // listed in op_table.cpp
     .name = "memcpy",
-    .summary = "cudaMemcpy: copy src into dst (buffers or element ranges, same type and size); blocks the host; default stream",
+    .summary =
+        "cudaMemcpy: copy src into dst (buffers or element ranges, same type and size); blocks the "
+        "host; default stream",
     .keys = kCopyKeys,
     .parse = parse_copy,
     .run_host = host_copy,
@@ -167,12 +196,18 @@ extern const OpKind kMemcpy = {  // listed in op_table.cpp
     .bytes = dst_bytes,
     .accesses = copy_accesses,
     .order = order_copy,
-    .uncapturable = "a synchronous copy uses the legacy stream, which invalidates the capture (cudaErrorStreamCaptureImplicit); use memcpyAsync",
+    .uncapturable =
+        "a synchronous copy uses the legacy stream, which invalidates the capture "
+        "(cudaErrorStreamCaptureImplicit); use memcpyAsync",
 };
 
-extern const OpKind kMemcpyAsync = {  // listed in op_table.cpp
+extern const OpKind kMemcpyAsync = {
+    // listed in op_table.cpp
     .name = "memcpyAsync",
-    .summary = "cudaMemcpyAsync: copy src into dst in a stream (default: legacy); returns at once only for " "pinned or device memory",
+    .summary =
+        "cudaMemcpyAsync: copy src into dst in a stream (default: legacy); returns at once only "
+        "for "
+        "pinned or device memory",
     .keys = kCopyAsyncKeys,
     .parse = parse_copy_async,
     .run_host = host_copy,

@@ -25,7 +25,9 @@ void parse_wait(MapReader& r, Op& op) {
 
 void parse_event_sync(MapReader& r, Op& op) { op.event = r.event("event"); }
 
-std::string describe_event(const Experiment& exp, const Op& op) { return exp.events[op.event].name; }
+std::string describe_event(const Experiment& exp, const Op& op) {
+  return exp.events[op.event].name;
+}
 
 void cuda_record(CudaState& s, const Op& op) {
   STREAMLAB_CUDA(cudaEventRecord(s.events[op.event], s.streams[op.stream]));
@@ -35,17 +37,27 @@ void cuda_wait(CudaState& s, const Op& op) {
   STREAMLAB_CUDA(cudaStreamWaitEvent(s.streams[op.stream], s.events[op.event], 0));
 }
 
-void cuda_event_sync(CudaState& s, const Op& op) { STREAMLAB_CUDA(cudaEventSynchronize(s.events[op.event])); }
+void cuda_event_sync(CudaState& s, const Op& op) {
+  STREAMLAB_CUDA(cudaEventSynchronize(s.events[op.event]));
+}
 
-void order_record(HappensBefore& hb, const Experiment&, const Op& op) { hb.record(op.event, op.stream); }
-void order_wait(HappensBefore& hb, const Experiment&, const Op& op) { hb.wait(op.stream, op.event); }
-void order_event_sync(HappensBefore& hb, const Experiment&, const Op& op) { hb.sync_event(op.event); }
+void order_record(HappensBefore& hb, const Experiment&, const Op& op) {
+  hb.record(op.event, op.stream);
+}
+void order_wait(HappensBefore& hb, const Experiment&, const Op& op) {
+  hb.wait(op.stream, op.event);
+}
+void order_event_sync(HappensBefore& hb, const Experiment&, const Op& op) {
+  hb.sync_event(op.event);
+}
 
 }  // namespace
 
-extern const OpKind kEventRecord = {  // listed in op_table.cpp
+extern const OpKind kEventRecord = {
+    // listed in op_table.cpp
     .name = "eventRecord",
-    .summary = "cudaEventRecord: capture the work issued so far to stream (default: legacy) in event",
+    .summary =
+        "cudaEventRecord: capture the work issued so far to stream (default: legacy) in event",
     .keys = kRecordKeys,
     .parse = parse_record,
     .run_host = host_no_op,
@@ -58,7 +70,8 @@ extern const OpKind kEventRecord = {  // listed in op_table.cpp
     .event_use = EventUse::records,
 };
 
-extern const OpKind kStreamWaitEvent = {  // listed in op_table.cpp
+extern const OpKind kStreamWaitEvent = {
+    // listed in op_table.cpp
     .name = "streamWaitEvent",
     .summary = "cudaStreamWaitEvent: later work in stream waits for the work event captured",
     .keys = kWaitKeys,
@@ -73,7 +86,8 @@ extern const OpKind kStreamWaitEvent = {  // listed in op_table.cpp
     .event_use = EventUse::stream_waits,
 };
 
-extern const OpKind kEventSynchronize = {  // listed in op_table.cpp
+extern const OpKind kEventSynchronize = {
+    // listed in op_table.cpp
     .name = "eventSynchronize",
     .summary = "cudaEventSynchronize: the host waits for the event's work",
     .keys = kEventSyncKeys,
@@ -85,7 +99,8 @@ extern const OpKind kEventSynchronize = {  // listed in op_table.cpp
     .bytes = no_bytes,
     .accesses = no_accesses,
     .order = order_event_sync,
-    .uncapturable = "a capture cannot wait for work it only records (cudaErrorStreamCaptureUnsupported)",
+    .uncapturable =
+        "a capture cannot wait for work it only records (cudaErrorStreamCaptureUnsupported)",
     .event_use = EventUse::host_waits,
 };
 

@@ -14,10 +14,10 @@
 #include "ops/op_kind.hpp"
 #include "runner/context/cuda_check.hpp"
 #include "runner/context/cuda_state.hpp"
-#include "runner/core/half.hpp"
 #include "runner/context/host_state.hpp"
 #include "runner/context/library.hpp"
 #include "runner/context/load_context.hpp"
+#include "runner/core/half.hpp"
 
 namespace streamlab {
 namespace {
@@ -30,17 +30,20 @@ struct Cublas {
   decltype(&cublasDestroy_v2) destroy = nullptr;
   decltype(&cublasSetStream_v2) set_stream = nullptr;
   decltype(&cublasSetWorkspace_v2) set_workspace = nullptr;
-  // The C entry point (cublas_api.h also declares a C++ overload taking a cudaDataType compute type).
-  cublasStatus_t (*gemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*, const void*,
-                         cudaDataType, int, const void*, cudaDataType, int, const void*, void*, cudaDataType, int,
-                         cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
+  // The C entry point (cublas_api.h also declares a C++ overload taking a cudaDataType compute
+  // type).
+  cublasStatus_t (*gemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                         const void*, const void*, cudaDataType, int, const void*, cudaDataType,
+                         int, const void*, void*, cudaDataType, int, cublasComputeType_t,
+                         cublasGemmAlgo_t) = nullptr;
   decltype(&cublasGetStatusName) status_name = nullptr;
   decltype(&cublasGetStatusString) status_string = nullptr;
 };
 
 const Cublas& cublas() {
   static const Cublas api = [] {
-    const SharedLibrary& lib = load_library({"cuBLAS", "libcublas.so.13", "STREAMLAB_CUBLAS", {"lib64", "lib"}});
+    const SharedLibrary& lib =
+        load_library({"cuBLAS", "libcublas.so.13", "STREAMLAB_CUBLAS", {"lib64", "lib"}});
     Cublas a;
     lib.resolve(a.create, "cublasCreate_v2");
     lib.resolve(a.destroy, "cublasDestroy_v2");
@@ -56,7 +59,8 @@ const Cublas& cublas() {
 
 void check(cublasStatus_t status, const char* call) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw RunError(fmt::format("{} failed: {}: {}", call, cublas().status_name(status), cublas().status_string(status)));
+  throw RunError(fmt::format("{} failed: {}: {}", call, cublas().status_name(status),
+                             cublas().status_string(status)));
 }
 
 struct Shape {
@@ -88,18 +92,23 @@ void parse_gemm(MapReader& r, Op& op) {
   const Buffer& b = r.ctx.exp.buffers[op.args[kB].range.buffer];
   const Buffer& c = r.ctx.exp.buffers[op.args[kC].range.buffer];
   if (a.shape[1] != b.shape[0] || c.shape[0] != a.shape[0] || c.shape[1] != b.shape[1])
-    return r.ctx.error(r.node(), fmt::format("gemm of A [{}, {}] and B [{}, {}] needs B [{}, N] and C [{}, {}]; '{}' is "
-                                             "[{}, {}] and '{}' is [{}, {}]", a.shape[0], a.shape[1], b.shape[0],
-                                             b.shape[1], a.shape[1], a.shape[0], b.shape[1], b.name, b.shape[0],
-                                             b.shape[1], c.name, c.shape[0], c.shape[1]));
+    return r.ctx.error(
+        r.node(),
+        fmt::format("gemm of A [{}, {}] and B [{}, {}] needs B [{}, N] and C [{}, {}]; '{}' is "
+                    "[{}, {}] and '{}' is [{}, {}]",
+                    a.shape[0], a.shape[1], b.shape[0], b.shape[1], a.shape[1], a.shape[0],
+                    b.shape[1], b.name, b.shape[0], b.shape[1], c.name, c.shape[0], c.shape[1]));
   bool same_in = a.type == b.type;
-  bool ok_types = same_in && ((a.type == ElemType::float32 && c.type == ElemType::float32) ||
-                              (a.type == ElemType::float64 && c.type == ElemType::float64) ||
-                              (half_type(a.type) && (c.type == a.type || c.type == ElemType::float32)));
+  bool ok_types =
+      same_in && ((a.type == ElemType::float32 && c.type == ElemType::float32) ||
+                  (a.type == ElemType::float64 && c.type == ElemType::float64) ||
+                  (half_type(a.type) && (c.type == a.type || c.type == ElemType::float32)));
   if (!ok_types)
-    r.ctx.error(r.get("c"), fmt::format("gemm types: A {}, B {}, C {}; expected A and B of one type, and float32 -> "
-                                        "float32, float64 -> float64, float16 or bfloat16 -> the same or float32",
-                                        elem_type_name(a.type), elem_type_name(b.type), elem_type_name(c.type)));
+    r.ctx.error(
+        r.get("c"),
+        fmt::format("gemm types: A {}, B {}, C {}; expected A and B of one type, and float32 -> "
+                    "float32, float64 -> float64, float16 or bfloat16 -> the same or float32",
+                    elem_type_name(a.type), elem_type_name(b.type), elem_type_name(c.type)));
 }
 
 // The host reference: each element summed in double over k, then rounded to C's type.
@@ -120,7 +129,8 @@ void host_gemm(HostState& s, const Op& op) {
       for (int64_t j = 0; j < d.n; ++j) row[j] += x * brow[j];
     }
     for (int64_t j = 0; j < d.n; ++j) {
-      double old = beta == 0 ? 0 : beta * c.get(i * d.n + j);  // beta 0: C is not read (it may be poison)
+      double old =
+          beta == 0 ? 0 : beta * c.get(i * d.n + j);  // beta 0: C is not read (it may be poison)
       c.set(i * d.n + j, alpha * row[j] + old);
     }
   });
@@ -128,10 +138,14 @@ void host_gemm(HostState& s, const Op& op) {
 
 cudaDataType_t cuda_type(ElemType t) {
   switch (t) {
-    case ElemType::float64: return CUDA_R_64F;
-    case ElemType::float16: return CUDA_R_16F;
-    case ElemType::bfloat16: return CUDA_R_16BF;
-    default: return CUDA_R_32F;
+    case ElemType::float64:
+      return CUDA_R_64F;
+    case ElemType::float16:
+      return CUDA_R_16F;
+    case ElemType::bfloat16:
+      return CUDA_R_16BF;
+    default:
+      return CUDA_R_32F;
   }
 }
 
@@ -144,7 +158,8 @@ void prepare_gemm(CudaState& s, const Op& op) {
   if (!s.libraries.contains("cublas")) {
     cublasHandle_t h = nullptr;
     check(cublas().create(&h), "cublasCreate");
-    s.libraries["cublas"] = std::shared_ptr<void>(h, [](void* p) { cublas().destroy(static_cast<cublasHandle_t>(p)); });
+    s.libraries["cublas"] =
+        std::shared_ptr<void>(h, [](void* p) { cublas().destroy(static_cast<cublasHandle_t>(p)); });
   }
   cuda_gemm(s, op);
   STREAMLAB_CUDA(cudaStreamSynchronize(s.streams[op.stream]));
@@ -155,41 +170,49 @@ void cuda_gemm(CudaState& s, const Op& op) {
   check(cublas().set_stream(h, s.streams[op.stream]), "cublasSetStream");
   // After cublasSetStream, which resets the workspace to cuBLAS's own pool.
   void* ws = op.workspace.valid() ? s.at(op.workspace) : nullptr;
-  size_t ws_bytes = op.workspace.valid() ? static_cast<size_t>(range_bytes(s.exp, op.workspace)) : 0;
+  size_t ws_bytes =
+      op.workspace.valid() ? static_cast<size_t>(range_bytes(s.exp, op.workspace)) : 0;
   check(cublas().set_workspace(h, ws, ws_bytes), "cublasSetWorkspace");
   Shape d = shape_of(s.exp, op);
-  ElemType in = s.exp.buffers[op.args[kA].range.buffer].type, out = s.exp.buffers[op.args[kC].range.buffer].type;
+  ElemType in = s.exp.buffers[op.args[kA].range.buffer].type,
+           out = s.exp.buffers[op.args[kC].range.buffer].type;
   double alpha64 = op.args[kAlpha].real, beta64 = op.args[kBeta].real;
   auto alpha32 = static_cast<float>(alpha64), beta32 = static_cast<float>(beta64);
   bool f64 = in == ElemType::float64;
-  // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets B first, with the dimensions swapped.
-  check(cublas().gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(d.n), static_cast<int>(d.m), static_cast<int>(d.k),
-                      f64 ? static_cast<const void*>(&alpha64) : &alpha32, s.at(op.args[kB].range), cuda_type(in),
-                      static_cast<int>(d.n), s.at(op.args[kA].range), cuda_type(in), static_cast<int>(d.k),
-                      f64 ? static_cast<const void*>(&beta64) : &beta32, s.at(op.args[kC].range), cuda_type(out),
-                      static_cast<int>(d.n), f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+  // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets B first, with the dimensions
+  // swapped.
+  check(cublas().gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(d.n), static_cast<int>(d.m),
+                      static_cast<int>(d.k), f64 ? static_cast<const void*>(&alpha64) : &alpha32,
+                      s.at(op.args[kB].range), cuda_type(in), static_cast<int>(d.n),
+                      s.at(op.args[kA].range), cuda_type(in), static_cast<int>(d.k),
+                      f64 ? static_cast<const void*>(&beta64) : &beta32, s.at(op.args[kC].range),
+                      cuda_type(out), static_cast<int>(d.n),
+                      f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
         "cublasGemmEx");
 }
 
 std::string describe_gemm(const Experiment& exp, const Op& op) {
   Shape d = shape_of(exp, op);
   const auto& bufs = exp.buffers;
-  return fmt::format("{} = {:g}*{}*{}{} ({}x{}x{}, {} -> {}; workspace {})", bufs[op.args[kC].range.buffer].name,
-                     op.args[kAlpha].real, bufs[op.args[kA].range.buffer].name, bufs[op.args[kB].range.buffer].name,
-                     op.args[kBeta].real != 0 ? fmt::format(" + {:g}*C", op.args[kBeta].real) : "", d.m, d.n, d.k,
-                     elem_type_name(bufs[op.args[kA].range.buffer].type),
+  return fmt::format("{} = {:g}*{}*{}{} ({}x{}x{}, {} -> {}; workspace {})",
+                     bufs[op.args[kC].range.buffer].name, op.args[kAlpha].real,
+                     bufs[op.args[kA].range.buffer].name, bufs[op.args[kB].range.buffer].name,
+                     op.args[kBeta].real != 0 ? fmt::format(" + {:g}*C", op.args[kBeta].real) : "",
+                     d.m, d.n, d.k, elem_type_name(bufs[op.args[kA].range.buffer].type),
                      elem_type_name(bufs[op.args[kC].range.buffer].type),
                      op.workspace.valid() ? range_name(exp, op.workspace) : "none");
 }
 
 int64_t gemm_bytes(const Experiment& exp, const Op& op) {
   int64_t c = range_bytes(exp, op.args[kC].range);
-  return range_bytes(exp, op.args[kA].range) + range_bytes(exp, op.args[kB].range) + (op.args[kBeta].real != 0 ? 2 : 1) * c;
+  return range_bytes(exp, op.args[kA].range) + range_bytes(exp, op.args[kB].range) +
+         (op.args[kBeta].real != 0 ? 2 : 1) * c;
 }
 
 std::vector<Access> gemm_accesses(const Experiment& exp, const Op& op) {
   if (op.args.size() < 3 || !op.args[kC].range.valid()) return {};
-  std::vector<Access> out = {{op.args[kA].range, false}, {op.args[kB].range, false}, {op.args[kC].range, true}};
+  std::vector<Access> out = {
+      {op.args[kA].range, false}, {op.args[kB].range, false}, {op.args[kC].range, true}};
   if (op.args[kBeta].real != 0) out.push_back({op.args[kC].range, false});
   add_workspace_access(exp, op, out);
   return out;
@@ -197,9 +220,12 @@ std::vector<Access> gemm_accesses(const Experiment& exp, const Op& op) {
 
 }  // namespace
 
-extern const OpKind kGemm = {  // listed in op_table.cpp
+extern const OpKind kGemm = {
+    // listed in op_table.cpp
     .name = "gemm",
-    .summary = "C = alpha*A*B + beta*C by cuBLAS in a stream (row-major A [M,K], B [K,N], C [M,N]; " "workspace: a device buffer, or none)",
+    .summary =
+        "C = alpha*A*B + beta*C by cuBLAS in a stream (row-major A [M,K], B [K,N], C [M,N]; "
+        "workspace: a device buffer, or none)",
     .keys = kGemmKeys,
     .parse = parse_gemm,
     .run_host = host_gemm,

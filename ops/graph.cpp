@@ -16,9 +16,9 @@
 #include "runner/context/cuda_state.hpp"
 #include "runner/context/device_timer.hpp"
 #include "runner/context/host_state.hpp"
+#include "runner/context/load_context.hpp"
 #include "runner/core/errors.hpp"
 #include "runner/core/limits.hpp"
-#include "runner/context/load_context.hpp"
 
 namespace streamlab {
 namespace {
@@ -31,7 +31,12 @@ constexpr std::string_view kGraphKeys[] = {"stream", "replays?", "ops"};
 class CaptureCheck {
  public:
   CaptureCheck(LoadContext& ctx, const Op& graph)
-      : ctx_(ctx), graph_(graph), n_(ctx.exp.streams.size()), known_(n_), last_(n_, -1), in_(n_, false) {
+      : ctx_(ctx),
+        graph_(graph),
+        n_(ctx.exp.streams.size()),
+        known_(n_),
+        last_(n_, -1),
+        in_(n_, false) {
     in_[graph.stream] = true;
   }
 
@@ -40,15 +45,21 @@ class CaptureCheck {
     if (b.stream < 0) return;
     const Stream& s = ctx_.exp.streams[b.stream];
     if (s.legacy)
-      return error(b, "it runs in the legacy default stream, which cannot be captured and whose use invalidates "
-                      "a capture (cudaErrorStreamCaptureImplicit); use a created stream");
+      return error(b,
+                   "it runs in the legacy default stream, which cannot be captured and whose use "
+                   "invalidates "
+                   "a capture (cudaErrorStreamCaptureImplicit); use a created stream");
     if (b.kind->event_use == EventUse::stream_waits) return wait(b);
     if (!in_[b.stream])
-      return error(b, fmt::format("it runs in stream '{}', which is not part of the capture of '{}': fork it first "
-                                  "(eventRecord on '{}', then streamWaitEvent on '{}')", s.name,
-                                  ctx_.exp.streams[graph_.stream].name, ctx_.exp.streams[graph_.stream].name, s.name));
+      return error(
+          b, fmt::format(
+                 "it runs in stream '{}', which is not part of the capture of '{}': fork it first "
+                 "(eventRecord on '{}', then streamWaitEvent on '{}')",
+                 s.name, ctx_.exp.streams[graph_.stream].name, ctx_.exp.streams[graph_.stream].name,
+                 s.name));
     known(b.stream)[b.stream] = last_[b.stream] = i;
-    if (b.kind->event_use == EventUse::records && b.event >= 0) recorded_[b.event] = known(b.stream);
+    if (b.kind->event_use == EventUse::records && b.event >= 0)
+      recorded_[b.event] = known(b.stream);
   }
 
   void finish() {
@@ -56,11 +67,14 @@ class CaptureCheck {
     for (size_t t = 0; t < n_; ++t) {
       if (static_cast<int>(t) == origin || !in_[t] || known(origin)[t] >= last_[t]) continue;
       const std::string& name = ctx_.exp.streams[t].name;
-      ctx_.diags.error(graph_.loc, fmt::format(
-          "graph '{}': stream '{}' joined the capture but its last ops do not join back into '{}' before the capture "
-          "ends (cudaErrorStreamCaptureUnjoined): end with `- eventRecord: {{event: E, stream: {}}}` and "
-          "`- streamWaitEvent: {{stream: {}, event: E}}`", graph_.id, name, ctx_.exp.streams[origin].name, name,
-          ctx_.exp.streams[origin].name));
+      ctx_.diags.error(graph_.loc,
+                       fmt::format("graph '{}': stream '{}' joined the capture but its last ops do "
+                                   "not join back into '{}' before the capture "
+                                   "ends (cudaErrorStreamCaptureUnjoined): end with `- "
+                                   "eventRecord: {{event: E, stream: {}}}` and "
+                                   "`- streamWaitEvent: {{stream: {}, event: E}}`",
+                                   graph_.id, name, ctx_.exp.streams[origin].name, name,
+                                   ctx_.exp.streams[origin].name));
     }
   }
 
@@ -69,9 +83,12 @@ class CaptureCheck {
     if (b.event < 0) return;  // reported by its own load
     auto it = recorded_.find(b.event);
     if (it == recorded_.end())
-      return error(b, fmt::format("it waits on event '{}', which no op inside the graph recorded before: a capture "
-                                  "cannot wait on work outside it (cudaErrorStreamCaptureIsolation); wait before "
-                                  "the graph op instead", ctx_.exp.events[b.event].name));
+      return error(
+          b, fmt::format(
+                 "it waits on event '{}', which no op inside the graph recorded before: a capture "
+                 "cannot wait on work outside it (cudaErrorStreamCaptureIsolation); wait before "
+                 "the graph op instead",
+                 ctx_.exp.events[b.event].name));
     in_[b.stream] = true;  // a fork (or a join, if the stream is already in)
     std::vector<int>& row = known(b.stream);
     for (size_t t = 0; t < n_; ++t) row[t] = std::max(row[t], it->second[t]);
@@ -86,15 +103,17 @@ class CaptureCheck {
   }
 
   void error(const Op& b, const std::string& why) {
-    ctx_.diags.error(b.loc, fmt::format("op '{}' cannot be captured into graph '{}': {}", b.id, graph_.id, why));
+    ctx_.diags.error(
+        b.loc, fmt::format("op '{}' cannot be captured into graph '{}': {}", b.id, graph_.id, why));
   }
 
   LoadContext& ctx_;
   const Op& graph_;
   size_t n_;
-  std::vector<std::vector<int>> known_;  // per stream: per stream, the last body op index it is ordered after
-  std::vector<int> last_;                // per stream: its last body op index
-  std::vector<bool> in_;                 // streams in the capture
+  std::vector<std::vector<int>>
+      known_;              // per stream: per stream, the last body op index it is ordered after
+  std::vector<int> last_;  // per stream: its last body op index
+  std::vector<bool> in_;   // streams in the capture
   std::map<int, std::vector<int>> recorded_;  // event -> what its record inside the body captured
 };
 
@@ -104,7 +123,8 @@ void parse_graph(MapReader& r, Op& op) {
   if (r.has("replays")) {
     op.replays = r.ctx.integer(r.get("replays"), "replays").value_or(1);
     if (op.replays < 1 || op.replays > limits::kRepeatsPerOp)
-      r.ctx.error(r.get("replays"), fmt::format("replays: {}; expected 1..{}", op.replays, limits::kRepeatsPerOp));
+      r.ctx.error(r.get("replays"),
+                  fmt::format("replays: {}; expected 1..{}", op.replays, limits::kRepeatsPerOp));
   }
   YAML::Node ops = r.require("ops");
   if (!ops.IsDefined()) return;
@@ -112,7 +132,8 @@ void parse_graph(MapReader& r, Op& op) {
   if (!level.ok()) return;
   load_op_list(r.ctx, ops, op.body, op.id + ".");
   if (op.stream < 0 || !ops.IsSequence()) return;
-  if (op.body.empty()) return r.ctx.error(ops, fmt::format("graph '{}' captures no op; expected at least one", op.id));
+  if (op.body.empty())
+    return r.ctx.error(ops, fmt::format("graph '{}' captures no op; expected at least one", op.id));
   CaptureCheck check(r.ctx, op);
   for (size_t i = 0; i < op.body.size(); ++i) check.op(op.body[i], static_cast<int>(i));
   check.finish();
@@ -196,7 +217,8 @@ void prepare_graph(CudaState& s, const Op& op) {
 
 void cuda_graph(CudaState& s, const Op& op) {
   cudaGraphExec_t exec = s.prepared_for<CapturedGraph>(op).exec;
-  for (int64_t r = 0; r < op.replays; ++r) STREAMLAB_CUDA(cudaGraphLaunch(exec, s.streams[op.stream]));
+  for (int64_t r = 0; r < op.replays; ++r)
+    STREAMLAB_CUDA(cudaGraphLaunch(exec, s.streams[op.stream]));
 }
 
 std::string describe_graph(const Experiment& exp, const Op& op) {
@@ -204,18 +226,20 @@ std::string describe_graph(const Experiment& exp, const Op& op) {
   int kernels = 0, copies = 0;
   for (const Op& b : op.body) {
     if (b.stream >= 0) streams.insert(b.stream);
-    kernels += b.kind->name == "launch" || b.kind->name == "gemm" || b.kind->name == "convolutionForward";
+    kernels +=
+        b.kind->name == "launch" || b.kind->name == "gemm" || b.kind->name == "convolutionForward";
     copies += b.kind->name == "memcpyAsync";
   }
-  return fmt::format("{} ops captured ({} kernels, {} copies; {} stream{}) from {}, launched {}x", op.body.size(),
-                     kernels, copies, streams.size(), streams.size() == 1 ? "" : "s", exp.streams[op.stream].name,
-                     op.replays);
+  return fmt::format("{} ops captured ({} kernels, {} copies; {} stream{}) from {}, launched {}x",
+                     op.body.size(), kernels, copies, streams.size(),
+                     streams.size() == 1 ? "" : "s", exp.streams[op.stream].name, op.replays);
 }
 
 // A replay blocks the host where a captured op would: a memcpy node with pageable memory is staged
 // by the host during cudaGraphLaunch, which would wait for ever behind the start gate.
 bool graph_blocks(const Experiment& exp, const Op& op) {
-  return std::any_of(op.body.begin(), op.body.end(), [&](const Op& b) { return b.kind->blocks_host(exp, b); });
+  return std::any_of(op.body.begin(), op.body.end(),
+                     [&](const Op& b) { return b.kind->blocks_host(exp, b); });
 }
 
 int64_t graph_bytes(const Experiment& exp, const Op& op) {
@@ -248,7 +272,8 @@ void assign_graph_body_times(const CudaState& s, const Op& op, OpSample& sample)
   auto records = sample.graph_nodes;
   std::sort(records.begin(), records.end());
   std::map<uint64_t, size_t> op_of(ids.begin(), ids.end());
-  bool direct = std::all_of(records.begin(), records.end(), [&](auto& r) { return op_of.contains(r.first); });
+  bool direct =
+      std::all_of(records.begin(), records.end(), [&](auto& r) { return op_of.contains(r.first); });
   if (!direct && records.size() != ids.size()) return;  // no way to tell which node is which
   sample.body_ms.assign(op.body.size(), NAN);
   for (size_t k = 0; k < records.size(); ++k) {
@@ -260,9 +285,12 @@ void assign_graph_body_times(const CudaState& s, const Op& op, OpSample& sample)
 
 }  // namespace
 
-extern const OpKind kGraph = {  // listed in op_table.cpp
+extern const OpKind kGraph = {
+    // listed in op_table.cpp
     .name = "graph",
-    .summary = "the ops captured into a CUDA graph from stream (forks joined back), launched `replays` times",
+    .summary =
+        "the ops captured into a CUDA graph from stream (forks joined back), launched `replays` "
+        "times",
     .keys = kGraphKeys,
     .parse = parse_graph,
     .run_host = host_graph,

@@ -25,16 +25,19 @@ void parse_read(MapReader& r, Op& op);
 void parse_host_func(MapReader& r, Op& op) {
   op.stream = r.stream("stream", false);
   op.device_work = op.self_timed = true;
-  op.host_fn = static_cast<int>(r.ctx.choice(r.require("fn"), "host function", kFunctions).value_or(0));
+  op.host_fn =
+      static_cast<int>(r.ctx.choice(r.require("fn"), "host function", kFunctions).value_or(0));
   if (op.host_fn == kSleep) {
     auto us = r.ctx.integer(r.require("us"), "us");
     if (us && (*us < 0 || *us > kMaxSleepUs))
       r.ctx.error(r.get("us"), fmt::format("us is {}; expected 0..{} (10 s)", *us, kMaxSleepUs));
     op.value = us.value_or(0);
   } else if (r.has("us")) {
-    r.ctx.error(r.get("us"), "us: only the sleep function takes a duration; mark records the time it runs");
+    r.ctx.error(r.get("us"),
+                "us: only the sleep function takes a duration; mark records the time it runs");
   }
-  if (op.host_fn == kRead) parse_read(r, op);
+  if (op.host_fn == kRead)
+    parse_read(r, op);
   else if (r.has("buffer"))
     r.ctx.error(r.get("buffer"), "buffer: only the read function reads a buffer");
 }
@@ -46,8 +49,10 @@ void parse_read(MapReader& r, Op& op) {
   if (!op.dst.valid()) return;
   const Buffer& b = r.ctx.exp.buffers[op.dst.buffer];
   if (!host_accessible(b.memory))
-    r.ctx.error(r.get("buffer"), fmt::format("host function read needs memory the host can read (pinned, pageable, "
-                                             "managed or mapped); '{}' is device memory", b.name));
+    r.ctx.error(r.get("buffer"),
+                fmt::format("host function read needs memory the host can read (pinned, pageable, "
+                            "managed or mapped); '{}' is device memory",
+                            b.name));
 }
 
 // Sums the bytes, volatile so that the read happens.
@@ -64,7 +69,9 @@ void run_function(const Op& op, const void* buffer, int64_t bytes) {
   if (op.host_fn == kRead) read_bytes(buffer, bytes);
 }
 
-int64_t read_size(const Experiment& exp, const Op& op) { return op.host_fn == kRead ? range_bytes(exp, op.dst) : 0; }
+int64_t read_size(const Experiment& exp, const Op& op) {
+  return op.host_fn == kRead ? range_bytes(exp, op.dst) : 0;
+}
 
 void host_host_func(HostState& s, const Op& op) {
   run_function(op, op.host_fn == kRead ? s.at(op.dst) : nullptr, read_size(s.exp, op));
@@ -79,7 +86,8 @@ void CUDART_CB trampoline(void* data) {
   auto* run = static_cast<CudaState::HostFunctionRun*>(data);
   run->start_ms = ms_since(run->state->t0);
   const Op& op = *run->op;
-  run_function(op, op.host_fn == kRead ? run->state->at(op.dst) : nullptr, read_size(run->state->exp, op));
+  run_function(op, op.host_fn == kRead ? run->state->at(op.dst) : nullptr,
+               read_size(run->state->exp, op));
   run->end_ms = ms_since(run->state->t0);
 }
 
@@ -101,9 +109,13 @@ std::vector<Access> host_func_accesses(const Experiment&, const Op& op) {
 
 }  // namespace
 
-extern const OpKind kLaunchHostFunc = {  // listed in op_table.cpp
+extern const OpKind kLaunchHostFunc = {
+    // listed in op_table.cpp
     .name = "launchHostFunc",
-    .summary = "cudaLaunchHostFunc: a host function in a stream (fn: sleep with us, mark, or read with buffer); the " "stream waits for it",
+    .summary =
+        "cudaLaunchHostFunc: a host function in a stream (fn: sleep with us, mark, or read with "
+        "buffer); the "
+        "stream waits for it",
     .keys = kHostFuncKeys,
     .parse = parse_host_func,
     .run_host = host_host_func,

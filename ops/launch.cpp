@@ -5,18 +5,19 @@
 #include "ops/kernels/kernel.hpp"
 #include "ops/op_kind.hpp"
 #include "ops/user_kernel.hpp"
-#include "runner/core/errors.hpp"
 #include "runner/context/cuda_check.hpp"
 #include "runner/context/cuda_state.hpp"
 #include "runner/context/host_state.hpp"
-#include "runner/core/limits.hpp"
 #include "runner/context/load_context.hpp"
+#include "runner/core/errors.hpp"
+#include "runner/core/limits.hpp"
 #include "runner/core/suggest.hpp"
 
 namespace streamlab {
 namespace {
 
-constexpr std::string_view kLaunchKeys[] = {"kernel", "grid", "block", "shared?", "stream?", "args?", "times?"};
+constexpr std::string_view kLaunchKeys[] = {"kernel",  "grid",  "block", "shared?",
+                                            "stream?", "args?", "times?"};
 
 // Limits of every GPU streamlab targets (compute capability 7.5 and later).
 constexpr int64_t kMaxThreadsPerBlock = 1024;
@@ -29,15 +30,18 @@ void check_geometry(MapReader& r, const Op& op) {
   bool within = true;
   for (int i = 0; i < 3; ++i) {
     if (op.grid[i] > kMaxGridDim[i])
-      r.ctx.error(r.get("grid"), fmt::format("grid.{} = {} exceeds the limit {}", axis[i], op.grid[i], kMaxGridDim[i]));
+      r.ctx.error(r.get("grid"), fmt::format("grid.{} = {} exceeds the limit {}", axis[i],
+                                             op.grid[i], kMaxGridDim[i]));
     if (op.block[i] > kMaxBlockDim[i])
-      r.ctx.error(r.get("block"), fmt::format("block.{} = {} exceeds the limit {}", axis[i], op.block[i], kMaxBlockDim[i]));
+      r.ctx.error(r.get("block"), fmt::format("block.{} = {} exceeds the limit {}", axis[i],
+                                              op.block[i], kMaxBlockDim[i]));
     within = within && op.block[i] <= kMaxBlockDim[i];
   }
   if (!within) return;
   int64_t threads = op.block[0] * op.block[1] * op.block[2];  // each at most 1024: no overflow
   if (threads > kMaxThreadsPerBlock)
-    r.ctx.error(r.get("block"), fmt::format("block has {} threads; at most {} per block", threads, kMaxThreadsPerBlock));
+    r.ctx.error(r.get("block"), fmt::format("block has {} threads; at most {} per block", threads,
+                                            kMaxThreadsPerBlock));
 }
 
 // Each kernel's argument names, built once.
@@ -53,7 +57,8 @@ const std::vector<std::string>& param_keys(const KernelKind& k) {
   return keys[static_cast<size_t>(&k - kernel_table().data())];
 }
 
-// A kernel's parameters as launches bind them: a built-in kernel's, or a user kernel's declared ones.
+// A kernel's parameters as launches bind them: a built-in kernel's, or a user kernel's declared
+// ones.
 struct Signature {
   std::string_view name;
   std::vector<KernelParam> params;
@@ -81,11 +86,13 @@ bool check_user_types(MapReader& r, const UserKernel& k, const Op& op) {
       const Buffer& b = r.ctx.exp.buffers[op.args[i].range.buffer];
       if (b.type == p.type) continue;
       r.ctx.error(at, fmt::format("kernel '{}' declares '{}' as {} {}; '{}' is {}", k.name, p.name,
-                                  param_kind_name(static_cast<ParamKind>(p.kind)), elem_type_name(p.type), b.name,
-                                  elem_type_name(b.type)));
+                                  param_kind_name(static_cast<ParamKind>(p.kind)),
+                                  elem_type_name(p.type), b.name, elem_type_name(b.type)));
       good = false;
-    } else if (p.type == ElemType::int32 && (op.args[i].scalar < INT32_MIN || op.args[i].scalar > INT32_MAX)) {
-      r.ctx.error(at, fmt::format("'{}' is {}, which does not fit its declared type int32", p.name, op.args[i].scalar));
+    } else if (p.type == ElemType::int32 &&
+               (op.args[i].scalar < INT32_MIN || op.args[i].scalar > INT32_MAX)) {
+      r.ctx.error(at, fmt::format("'{}' is {}, which does not fit its declared type int32", p.name,
+                                  op.args[i].scalar));
       good = false;
     }
   }
@@ -124,9 +131,12 @@ bool bind_args(MapReader& r, const Signature& k, Op& op) {
     op.args[i].range = *range;
     const Buffer& buf = r.ctx.exp.buffers[range->buffer];
     if (!device_accessible(buf.memory)) {
-      r.ctx.error(node, fmt::format("kernel arg '{}' needs memory the device can reach (device, managed or mapped); "
-                                    "'{}' is {} host memory",
-                                    p.name, buf.name, memory_kind_name(buf.memory)));
+      r.ctx.error(
+          node,
+          fmt::format(
+              "kernel arg '{}' needs memory the device can reach (device, managed or mapped); "
+              "'{}' is {} host memory",
+              p.name, buf.name, memory_kind_name(buf.memory)));
       good = false;
     }
   }
@@ -157,14 +167,17 @@ void parse_launch(MapReader& r, Op& op) {
   auto block = r.ctx.dims(r.require("block"), "block");
   op.shared_bytes = r.has("shared") ? r.ctx.integer(r.get("shared"), "shared").value_or(0) : 0;
   if (op.shared_bytes < 0 || op.shared_bytes > kMaxStaticOptInShared)
-    r.ctx.error(r.get("shared"), fmt::format("shared: {} bytes of dynamic shared memory; expected 0..{}",
-                                             op.shared_bytes, kMaxStaticOptInShared));
+    r.ctx.error(r.get("shared"),
+                fmt::format("shared: {} bytes of dynamic shared memory; expected 0..{}",
+                            op.shared_bytes, kMaxStaticOptInShared));
   op.stream = r.stream("stream", false);
   op.device_work = true;
-  if (r.has("times")) {  // issued back to back as one op: timed once, so the timer adds nothing per launch
+  if (r.has("times")) {  // issued back to back as one op: timed once, so the timer adds nothing per
+                         // launch
     op.replays = r.ctx.integer(r.get("times"), "times").value_or(1);
     if (op.replays < 1 || op.replays > limits::kRepeatsPerOp)
-      r.ctx.error(r.get("times"), fmt::format("times: {}; expected 1..{}", op.replays, limits::kRepeatsPerOp));
+      r.ctx.error(r.get("times"),
+                  fmt::format("times: {}; expected 1..{}", op.replays, limits::kRepeatsPerOp));
   }
   if (grid) op.grid = *grid;
   if (block) op.block = *block;
@@ -177,7 +190,8 @@ void parse_launch(MapReader& r, Op& op) {
     check_user_types(r, user_kernel(r.ctx.exp, op), op);
     return;
   }
-  if (auto problem = kernel_table()[op.kernel].validate(KernelCall{r.ctx.exp, op})) report_kernel_problem(r, *problem);
+  if (auto problem = kernel_table()[op.kernel].validate(KernelCall{r.ctx.exp, op}))
+    report_kernel_problem(r, *problem);
 }
 
 LaunchDims launch_dims(const Op& op) {
@@ -191,7 +205,8 @@ template <class State>
 KernelArgs kernel_args(const Op& op, const State& s) {
   KernelArgs a;
   for (size_t i = 0; i < op.args.size(); ++i) {
-    if (op.args[i].range.valid()) a.ptr[i] = s.at(op.args[i].range), a.count[i] = op.args[i].range.count;
+    if (op.args[i].range.valid())
+      a.ptr[i] = s.at(op.args[i].range), a.count[i] = op.args[i].range.count;
     a.scalar[i] = op.args[i].scalar;
     a.real[i] = op.args[i].real;
   }
@@ -200,9 +215,12 @@ KernelArgs kernel_args(const Op& op, const State& s) {
 
 void host_launch(HostState& s, const Op& op) {
   if (is_user_kernel(op))
-    throw HostUnsupported(fmt::format("kernel '{}' is CUDA source compiled by NVRTC for a GPU; the host backend cannot "
-                                      "run it", user_kernel(s.exp, op).name));
-  for (int64_t t = 0; t < op.replays; ++t) kernel_table()[op.kernel].host(launch_dims(op), kernel_args(op, s));
+    throw HostUnsupported(fmt::format(
+        "kernel '{}' is CUDA source compiled by NVRTC for a GPU; the host backend cannot "
+        "run it",
+        user_kernel(s.exp, op).name));
+  for (int64_t t = 0; t < op.replays; ++t)
+    kernel_table()[op.kernel].host(launch_dims(op), kernel_args(op, s));
 }
 
 void cuda_launch(CudaState& s, const Op& op) {
@@ -213,9 +231,11 @@ void cuda_launch(CudaState& s, const Op& op) {
     }
     const KernelKind& k = kernel_table()[op.kernel];
     // The message is built only on failure: C10 times launches a few microseconds apart.
-    if (cudaError_t e = k.launch(launch_dims(op), s.streams[op.stream], kernel_args(op, s)); e != cudaSuccess)
-      throw CudaError(e, fmt::format("launch of {}<<<[{},{},{}], [{},{},{}], {}>>>", k.name, op.grid[0], op.grid[1],
-                                     op.grid[2], op.block[0], op.block[1], op.block[2], op.shared_bytes));
+    if (cudaError_t e = k.launch(launch_dims(op), s.streams[op.stream], kernel_args(op, s));
+        e != cudaSuccess)
+      throw CudaError(e, fmt::format("launch of {}<<<[{},{},{}], [{},{},{}], {}>>>", k.name,
+                                     op.grid[0], op.grid[1], op.grid[2], op.block[0], op.block[1],
+                                     op.block[2], op.shared_bytes));
   }
 }
 
@@ -229,12 +249,13 @@ std::string describe_launch(const Experiment& exp, const Op& op) {
   for (size_t i = 0; i < op.args.size(); ++i) {
     if (i) args += ", ";
     const KernelParam& p = k.params[i];
-    args += is_buffer_param(p.kind) ? range_name(exp, op.args[i].range)
+    args += is_buffer_param(p.kind)     ? range_name(exp, op.args[i].range)
             : p.kind == ParamKind::real ? fmt::format("{:g}", op.args[i].real)
                                         : std::to_string(op.args[i].scalar);
   }
   auto dims = [](const std::array<int64_t, 3>& d) {
-    return d[2] > 1 ? fmt::format("[{},{},{}]", d[0], d[1], d[2]) : fmt::format("[{},{}]", d[0], d[1]);
+    return d[2] > 1 ? fmt::format("[{},{},{}]", d[0], d[1], d[2])
+                    : fmt::format("[{},{}]", d[0], d[1]);
   };
   return fmt::format("{}<<<{}, {}{}>>>({}){}", k.name, dims(op.grid), dims(op.block),
                      op.shared_bytes ? fmt::format(", {}", op.shared_bytes) : "", args,
@@ -270,9 +291,13 @@ std::vector<Access> launch_accesses(const Experiment& exp, const Op& op) {
 
 }  // namespace
 
-extern const OpKind kLaunch = {  // listed in op_table.cpp
+extern const OpKind kLaunch = {
+    // listed in op_table.cpp
     .name = "launch",
-    .summary = "kernel<<<grid, block, shared, stream>>>(args), `times` times back to back: a built-in kernel (see kernels " "below) or one of the experiment's `kernels:`",
+    .summary =
+        "kernel<<<grid, block, shared, stream>>>(args), `times` times back to back: a built-in "
+        "kernel (see kernels "
+        "below) or one of the experiment's `kernels:`",
     .keys = kLaunchKeys,
     .parse = parse_launch,
     .run_host = host_launch,

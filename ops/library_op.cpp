@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "runner/core/half.hpp"
 #include "runner/context/load_context.hpp"
+#include "runner/core/half.hpp"
 
 namespace streamlab {
 
@@ -18,8 +18,8 @@ BufferRange read_workspace(MapReader& r) {
   if (!b) return {};
   const Buffer& buf = r.ctx.exp.buffers[*b];
   if (buf.memory != MemoryKind::device) {
-    r.ctx.error(node, fmt::format("workspace '{}' is {} memory; expected a device buffer (or none)", buf.name,
-                                  memory_kind_name(buf.memory)));
+    r.ctx.error(node, fmt::format("workspace '{}' is {} memory; expected a device buffer (or none)",
+                                  buf.name, memory_kind_name(buf.memory)));
     return {};
   }
   return {*b, 0, buf.count};
@@ -32,13 +32,17 @@ std::optional<BufferRange> read_matrix(MapReader& r, std::string_view key, size_
   if (!b) return std::nullopt;
   const Buffer& buf = r.ctx.exp.buffers[*b];
   if (buf.shape.size() != rank) {
-    r.ctx.error(node, fmt::format("'{}' needs a {}-D buffer (shape: [{}]); '{}' has shape [{}]", key, rank,
-                                  rank == 2 ? "rows, cols" : "N, C, H, W", buf.name, fmt::join(buf.shape, ", ")));
+    r.ctx.error(node, fmt::format("'{}' needs a {}-D buffer (shape: [{}]); '{}' has shape [{}]",
+                                  key, rank, rank == 2 ? "rows, cols" : "N, C, H, W", buf.name,
+                                  fmt::join(buf.shape, ", ")));
     return std::nullopt;
   }
   if (!device_accessible(buf.memory)) {
-    r.ctx.error(node, fmt::format("'{}' needs memory the device can reach (device, managed or mapped); '{}' is {} "
-                                  "host memory", key, buf.name, memory_kind_name(buf.memory)));
+    r.ctx.error(
+        node, fmt::format(
+                  "'{}' needs memory the device can reach (device, managed or mapped); '{}' is {} "
+                  "host memory",
+                  key, buf.name, memory_kind_name(buf.memory)));
     return std::nullopt;
   }
   if (!is_float(buf.type)) {
@@ -79,14 +83,31 @@ double Matrix::get(int64_t i) const {
   int32_t i32;
   int64_t i64;
   switch (type_) {
-    case ElemType::int32: std::memcpy(&i32, p, 4); return i32;
-    case ElemType::int64: std::memcpy(&i64, p, 8); return static_cast<double>(i64);
-    case ElemType::uint8: return static_cast<double>(static_cast<uint8_t>(*p));
-    case ElemType::uint32: { uint32_t u; std::memcpy(&u, p, 4); return u; }
-    case ElemType::float16: std::memcpy(&h, p, 2); return half_to_float(h);
-    case ElemType::bfloat16: std::memcpy(&h, p, 2); return bfloat16_to_float(h);
-    case ElemType::float64: std::memcpy(&d, p, 8); return d;
-    default: std::memcpy(&f, p, 4); return f;
+    case ElemType::int32:
+      std::memcpy(&i32, p, 4);
+      return i32;
+    case ElemType::int64:
+      std::memcpy(&i64, p, 8);
+      return static_cast<double>(i64);
+    case ElemType::uint8:
+      return static_cast<double>(static_cast<uint8_t>(*p));
+    case ElemType::uint32: {
+      uint32_t u;
+      std::memcpy(&u, p, 4);
+      return u;
+    }
+    case ElemType::float16:
+      std::memcpy(&h, p, 2);
+      return half_to_float(h);
+    case ElemType::bfloat16:
+      std::memcpy(&h, p, 2);
+      return bfloat16_to_float(h);
+    case ElemType::float64:
+      std::memcpy(&d, p, 8);
+      return d;
+    default:
+      std::memcpy(&f, p, 4);
+      return f;
   }
 }
 
@@ -98,14 +119,35 @@ void Matrix::set(int64_t i, double v) {
   int64_t i64;
   uint32_t u32;
   switch (type_) {
-    case ElemType::int32: i32 = static_cast<int32_t>(v); std::memcpy(p, &i32, 4); return;
-    case ElemType::int64: i64 = static_cast<int64_t>(v); std::memcpy(p, &i64, 8); return;
-    case ElemType::uint32: u32 = static_cast<uint32_t>(v); std::memcpy(p, &u32, 4); return;
-    case ElemType::uint8: *p = static_cast<std::byte>(static_cast<uint8_t>(v)); return;
-    case ElemType::float16: h = float_to_half(f); std::memcpy(p, &h, 2); return;
-    case ElemType::bfloat16: h = float_to_bfloat16(f); std::memcpy(p, &h, 2); return;
-    case ElemType::float64: std::memcpy(p, &v, 8); return;
-    default: std::memcpy(p, &f, 4); return;
+    case ElemType::int32:
+      i32 = static_cast<int32_t>(v);
+      std::memcpy(p, &i32, 4);
+      return;
+    case ElemType::int64:
+      i64 = static_cast<int64_t>(v);
+      std::memcpy(p, &i64, 8);
+      return;
+    case ElemType::uint32:
+      u32 = static_cast<uint32_t>(v);
+      std::memcpy(p, &u32, 4);
+      return;
+    case ElemType::uint8:
+      *p = static_cast<std::byte>(static_cast<uint8_t>(v));
+      return;
+    case ElemType::float16:
+      h = float_to_half(f);
+      std::memcpy(p, &h, 2);
+      return;
+    case ElemType::bfloat16:
+      h = float_to_bfloat16(f);
+      std::memcpy(p, &h, 2);
+      return;
+    case ElemType::float64:
+      std::memcpy(p, &v, 8);
+      return;
+    default:
+      std::memcpy(p, &f, 4);
+      return;
   }
 }
 

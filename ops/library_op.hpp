@@ -13,12 +13,13 @@ namespace streamlab {
 
 class MapReader;
 
-// `workspace: NAME` (a device buffer the call may use, whole) or `workspace: none`. Required: where a
-// library's scratch memory lives decides whether two streams may call it at once.
+// `workspace: NAME` (a device buffer the call may use, whole) or `workspace: none`. Required: where
+// a library's scratch memory lives decides whether two streams may call it at once.
 BufferRange read_workspace(MapReader& r);
 // A whole buffer the device can reach, with `rank` dimensions.
 std::optional<BufferRange> read_matrix(MapReader& r, std::string_view key, size_t rank);
-// The workspace is written by every call (docs/semantics.md, L2): two unordered calls sharing one race.
+// The workspace is written by every call (docs/semantics.md, L2): two unordered calls sharing one
+// race.
 void add_workspace_access(const Experiment& exp, const Op& op, std::vector<Access>& out);
 
 // f(i) for i in [0, n), split over the host's cores: host references of large GEMMs and

@@ -23,15 +23,19 @@ enum Destination : int64_t { kToDevice = 0, kToHost = 1 };
 
 void parse_prefetch(MapReader& r, Op& op) {
   op.dst = r.range("buffer");
-  if (r.has("to")) op.value = static_cast<int64_t>(r.ctx.choice(r.get("to"), "prefetch destination", kDestinations).value_or(kToDevice));
+  if (r.has("to"))
+    op.value = static_cast<int64_t>(
+        r.ctx.choice(r.get("to"), "prefetch destination", kDestinations).value_or(kToDevice));
   op.stream = r.stream("stream", false);
   op.device_work = true;
   if (!op.dst.valid()) return;
   const Buffer& b = r.ctx.exp.buffers[op.dst.buffer];
   if (b.memory != MemoryKind::managed)
-    r.ctx.error(r.get("buffer"), fmt::format("memPrefetchAsync moves the pages of managed memory; '{}' is {} memory, "
-                                             "which stays where it was allocated (declare it `memory: managed`)",
-                                             b.name, memory_kind_name(b.memory)));
+    r.ctx.error(
+        r.get("buffer"),
+        fmt::format("memPrefetchAsync moves the pages of managed memory; '{}' is {} memory, "
+                    "which stays where it was allocated (declare it `memory: managed`)",
+                    b.name, memory_kind_name(b.memory)));
 }
 
 // cudaMemPrefetchAsync took a device ordinal until CUDA 13, which takes a cudaMemLocation.
@@ -49,21 +53,25 @@ cudaError_t prefetch(const void* p, size_t bytes, bool to_host, cudaStream_t str
 }
 
 void cuda_prefetch(CudaState& s, const Op& op) {
-  STREAMLAB_CUDA(prefetch(s.at(op.dst), static_cast<size_t>(range_bytes(s.exp, op.dst)), op.value == kToHost,
-                          s.streams[op.stream]));
+  STREAMLAB_CUDA(prefetch(s.at(op.dst), static_cast<size_t>(range_bytes(s.exp, op.dst)),
+                          op.value == kToHost, s.streams[op.stream]));
 }
 
 std::string describe_prefetch(const Experiment& exp, const Op& op) {
-  return fmt::format("{} -> {} ({})", range_name(exp, op.dst), kDestinations[static_cast<size_t>(op.value)],
+  return fmt::format("{} -> {} ({})", range_name(exp, op.dst),
+                     kDestinations[static_cast<size_t>(op.value)],
                      format_bytes(range_bytes(exp, op.dst)));
 }
 
 }  // namespace
 
-extern const OpKind kMemPrefetchAsync = {  // listed in op_table.cpp
+extern const OpKind kMemPrefetchAsync = {
+    // listed in op_table.cpp
     .name = "memPrefetchAsync",
-    .summary = "cudaMemPrefetchAsync: migrate a managed buffer's pages to the device (default) or the host "
-               "in a stream",
+    .summary =
+        "cudaMemPrefetchAsync: migrate a managed buffer's pages to the device (default) or the "
+        "host "
+        "in a stream",
     .keys = kKeys,
     .parse = parse_prefetch,
     .run_host = host_no_op,  // host memory is all there is: nothing moves
@@ -73,8 +81,9 @@ extern const OpKind kMemPrefetchAsync = {  // listed in op_table.cpp
     .bytes = dst_bytes,
     .accesses = no_accesses,
     .order = order_in_stream,
-    .uncapturable = "streamlab does not capture prefetches (a graph has no prefetch node): prefetch before the "
-                    "graph",
+    .uncapturable =
+        "streamlab does not capture prefetches (a graph has no prefetch node): prefetch before the "
+        "graph",
 };
 
 }  // namespace streamlab

@@ -22,15 +22,17 @@ void parse_memset(MapReader& r, Op& op) {
   YAML::Node value = r.require("value");
   if (auto v = r.ctx.integer(value, "value")) {
     if (*v < 0 || *v > 255)
-      r.ctx.error(value, fmt::format("value: {} is not a byte; {} sets every byte to a value in 0..255",
-                                     *v, op.kind->name));
+      r.ctx.error(
+          value, fmt::format("value: {} is not a byte; {} sets every byte to a value in 0..255", *v,
+                             op.kind->name));
     op.value = *v;
   }
   op.stream = kLegacyStream;
   op.device_work = true;
   if (op.dst.valid() && !device_accessible(r.ctx.exp.buffers[op.dst.buffer].memory)) {
     const Buffer& b = r.ctx.exp.buffers[op.dst.buffer];
-    r.ctx.error(r.get("dst"), fmt::format("{} needs memory the device can write (device, managed or mapped); '{}' is {} host memory",
+    r.ctx.error(r.get("dst"), fmt::format("{} needs memory the device can write (device, managed "
+                                          "or mapped); '{}' is {} host memory",
                                           op.kind->name, b.name, memory_kind_name(b.memory)));
   }
 }
@@ -41,20 +43,24 @@ void parse_memset_async(MapReader& r, Op& op) {
 }
 
 void host_memset(HostState& s, const Op& op) {
-  std::memset(s.at(op.dst), static_cast<int>(op.value), static_cast<size_t>(range_bytes(s.exp, op.dst)));
+  std::memset(s.at(op.dst), static_cast<int>(op.value),
+              static_cast<size_t>(range_bytes(s.exp, op.dst)));
 }
 
 void cuda_memset(CudaState& s, const Op& op) {
-  STREAMLAB_CUDA(cudaMemset(s.at(op.dst), static_cast<int>(op.value), static_cast<size_t>(range_bytes(s.exp, op.dst))));
+  STREAMLAB_CUDA(cudaMemset(s.at(op.dst), static_cast<int>(op.value),
+                            static_cast<size_t>(range_bytes(s.exp, op.dst))));
 }
 
 void cuda_memset_async(CudaState& s, const Op& op) {
   STREAMLAB_CUDA(cudaMemsetAsync(s.at(op.dst), static_cast<int>(op.value),
-                                 static_cast<size_t>(range_bytes(s.exp, op.dst)), s.streams[op.stream]));
+                                 static_cast<size_t>(range_bytes(s.exp, op.dst)),
+                                 s.streams[op.stream]));
 }
 
 std::string describe_memset(const Experiment& exp, const Op& op) {
-  return fmt::format("{} = {:#04x} bytes ({})", range_name(exp, op.dst), op.value, format_bytes(range_bytes(exp, op.dst)));
+  return fmt::format("{} = {:#04x} bytes ({})", range_name(exp, op.dst), op.value,
+                     format_bytes(range_bytes(exp, op.dst)));
 }
 
 std::vector<Access> memset_accesses(const Experiment&, const Op& op) {
@@ -70,7 +76,8 @@ void order_memset(HappensBefore& hb, const Experiment& exp, const Op& op) {
 
 }  // namespace
 
-extern const OpKind kMemset = {  // listed in op_table.cpp
+extern const OpKind kMemset = {
+    // listed in op_table.cpp
     .name = "memset",
     .summary = "cudaMemset: set every byte of a device buffer to value (0..255); default stream",
     .keys = kMemsetKeys,
@@ -82,10 +89,13 @@ extern const OpKind kMemset = {  // listed in op_table.cpp
     .bytes = dst_bytes,
     .accesses = memset_accesses,
     .order = order_memset,
-    .uncapturable = "a synchronous memset uses the legacy stream, which invalidates the capture (cudaErrorStreamCaptureImplicit); use memsetAsync",
+    .uncapturable =
+        "a synchronous memset uses the legacy stream, which invalidates the capture "
+        "(cudaErrorStreamCaptureImplicit); use memsetAsync",
 };
 
-extern const OpKind kMemsetAsync = {  // listed in op_table.cpp
+extern const OpKind kMemsetAsync = {
+    // listed in op_table.cpp
     .name = "memsetAsync",
     .summary = "cudaMemsetAsync: set every byte of a device buffer to value (0..255) in a stream",
     .keys = kMemsetAsyncKeys,

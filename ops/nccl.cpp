@@ -25,8 +25,10 @@ enum class Collective { all_reduce, broadcast, reduce_scatter, all_gather };
 
 Collective collective_of(const Op& op) {
   std::string_view n = op.kind->name;
-  return n == "allReduce" ? Collective::all_reduce : n == "broadcast" ? Collective::broadcast
-         : n == "reduceScatter" ? Collective::reduce_scatter : Collective::all_gather;
+  return n == "allReduce"       ? Collective::all_reduce
+         : n == "broadcast"     ? Collective::broadcast
+         : n == "reduceScatter" ? Collective::reduce_scatter
+                                : Collective::all_gather;
 }
 
 // ncclRedOp_t's order.
@@ -36,7 +38,9 @@ constexpr std::string_view kReduceKeys[] = {"comm", "send", "recv", "op?", "stre
 constexpr std::string_view kBroadcastKeys[] = {"comm", "send", "recv", "root?", "stream"};
 constexpr std::string_view kGatherKeys[] = {"comm", "send", "recv", "stream"};
 
-size_t ranks(const Experiment& exp, const Op& op) { return exp.communicators[op.comm].devices.size(); }
+size_t ranks(const Experiment& exp, const Op& op) {
+  return exp.communicators[op.comm].devices.size();
+}
 const BufferRange& send(const Op& op, size_t r) { return op.args[2 * r].range; }
 const BufferRange& recv(const Op& op, size_t r) { return op.args[2 * r + 1].range; }
 
@@ -50,8 +54,11 @@ std::vector<YAML::Node> per_rank(MapReader& r, std::string_view key, size_t n) {
   else
     out.push_back(node);
   if (out.size() != n) {
-    r.ctx.error(node, fmt::format("{}: {} entr{} for a communicator of {} rank{}; expected one per rank, in rank "
-                                  "order", key, out.size(), out.size() == 1 ? "y" : "ies", n, n == 1 ? "" : "s"));
+    r.ctx.error(
+        node,
+        fmt::format("{}: {} entr{} for a communicator of {} rank{}; expected one per rank, in rank "
+                    "order",
+                    key, out.size(), out.size() == 1 ? "y" : "ies", n, n == 1 ? "" : "s"));
     return {};
   }
   return out;
@@ -66,13 +73,17 @@ bool check_counts(MapReader& r, const Op& op) {
     const Buffer& s = exp.buffers[send(op, k).buffer];
     const Buffer& d = exp.buffers[recv(op, k).buffer];
     int64_t want = c == Collective::reduce_scatter ? send(op, k).count / n
-                   : c == Collective::all_gather  ? send(op, k).count * n
+                   : c == Collective::all_gather   ? send(op, k).count * n
                                                    : send(op, k).count;
-    if (s.type != d.type || recv(op, k).count != want || (c == Collective::reduce_scatter && send(op, k).count % n)) {
-      r.ctx.error(r.get("recv"), fmt::format("rank {}: {} sends {} {} and receives into {} ({} {}); {} needs {} {} "
-                                             "elements", k, op.kind->name, send(op, k).count, elem_type_name(s.type),
-                                             range_name(exp, recv(op, k)), recv(op, k).count, elem_type_name(d.type),
-                                             op.kind->name, want, elem_type_name(s.type)));
+    if (s.type != d.type || recv(op, k).count != want ||
+        (c == Collective::reduce_scatter && send(op, k).count % n)) {
+      r.ctx.error(
+          r.get("recv"),
+          fmt::format("rank {}: {} sends {} {} and receives into {} ({} {}); {} needs {} {} "
+                      "elements",
+                      k, op.kind->name, send(op, k).count, elem_type_name(s.type),
+                      range_name(exp, recv(op, k)), recv(op, k).count, elem_type_name(d.type),
+                      op.kind->name, want, elem_type_name(s.type)));
       return false;
     }
   }
@@ -83,13 +94,16 @@ void parse_collective(MapReader& r, Op& op) {
   op.device_work = true;
   std::vector<std::string> names;
   for (const auto& c : r.ctx.exp.communicators) names.push_back(c.name);
-  if (auto c = r.ctx.choice(r.require("comm"), "communicator", names)) op.comm = static_cast<int>(*c);
-  if (r.has("op")) op.reduce_op = static_cast<int>(r.ctx.choice(r.get("op"), "reduction", kReduceOps).value_or(0));
+  if (auto c = r.ctx.choice(r.require("comm"), "communicator", names))
+    op.comm = static_cast<int>(*c);
+  if (r.has("op"))
+    op.reduce_op = static_cast<int>(r.ctx.choice(r.get("op"), "reduction", kReduceOps).value_or(0));
   if (r.has("root")) op.root = r.ctx.integer(r.get("root"), "root").value_or(0);
   if (op.comm < 0) return;
   size_t n = ranks(r.ctx.exp, op);
   if (op.root < 0 || op.root >= static_cast<int64_t>(n))
-    r.ctx.error(r.get("root"), fmt::format("root: {}; the communicator's ranks are 0..{}", op.root, n - 1));
+    r.ctx.error(r.get("root"),
+                fmt::format("root: {}; the communicator's ranks are 0..{}", op.root, n - 1));
   auto streams = per_rank(r, "stream", n);
   auto sends = per_rank(r, "send", n), recvs = per_rank(r, "recv", n);
   for (const auto& s : streams)
@@ -106,9 +120,12 @@ void parse_collective(MapReader& r, Op& op) {
       op.args[slot].range = *range;
       const Buffer& b = r.ctx.exp.buffers[range->buffer];
       if (!device_accessible(b.memory) || b.type == ElemType::uint32) {
-        r.ctx.error(node, fmt::format("{} needs memory the device can reach and an element type NCCL has (not uint32); "
-                                      "'{}' is {} {}", op.kind->name, b.name, memory_kind_name(b.memory),
-                                      elem_type_name(b.type)));
+        r.ctx.error(
+            node,
+            fmt::format(
+                "{} needs memory the device can reach and an element type NCCL has (not uint32); "
+                "'{}' is {} {}",
+                op.kind->name, b.name, memory_kind_name(b.memory), elem_type_name(b.type)));
         good = false;
       }
     }
@@ -118,10 +135,14 @@ void parse_collective(MapReader& r, Op& op) {
 
 double reduce(int op, double a, double b) {
   switch (op) {
-    case 1: return a * b;
-    case 2: return std::max(a, b);
-    case 3: return std::min(a, b);
-    default: return a + b;  // sum, and avg before its division
+    case 1:
+      return a * b;
+    case 2:
+      return std::max(a, b);
+    case 3:
+      return std::min(a, b);
+    default:
+      return a + b;  // sum, and avg before its division
   }
 }
 
@@ -145,10 +166,18 @@ void host_collective(HostState& s, const Op& op) {
     int64_t count = recv(op, k).count;
     for (int64_t i = 0; i < count; ++i) {
       switch (collective_of(op)) {
-        case Collective::all_reduce: out[k].set(i, reduced(i)); break;
-        case Collective::broadcast: out[k].set(i, sent[op.root][i]); break;
-        case Collective::reduce_scatter: out[k].set(i, reduced(static_cast<int64_t>(k) * count + i)); break;
-        case Collective::all_gather: out[k].set(i, sent[i / send(op, 0).count][i % send(op, 0).count]); break;
+        case Collective::all_reduce:
+          out[k].set(i, reduced(i));
+          break;
+        case Collective::broadcast:
+          out[k].set(i, sent[op.root][i]);
+          break;
+        case Collective::reduce_scatter:
+          out[k].set(i, reduced(static_cast<int64_t>(k) * count + i));
+          break;
+        case Collective::all_gather:
+          out[k].set(i, sent[i / send(op, 0).count][i % send(op, 0).count]);
+          break;
       }
     }
   }
@@ -168,7 +197,8 @@ struct Nccl {
 
 const Nccl& nccl() {
   static const Nccl api = [] {
-    const SharedLibrary& lib = load_library({"NCCL", "libnccl.so.2", "STREAMLAB_NCCL", {"lib64", "lib"}});
+    const SharedLibrary& lib =
+        load_library({"NCCL", "libnccl.so.2", "STREAMLAB_NCCL", {"lib64", "lib"}});
     Nccl a;
     lib.resolve(a.init_all, "ncclCommInitAll");
     lib.resolve(a.destroy, "ncclCommDestroy");
@@ -190,13 +220,20 @@ void check(ncclResult_t r, const char* call) {
 
 ncclDataType_t nccl_type(ElemType t) {
   switch (t) {
-    case ElemType::int32: return ncclInt32;
-    case ElemType::int64: return ncclInt64;
-    case ElemType::uint8: return ncclUint8;
-    case ElemType::float16: return ncclFloat16;
-    case ElemType::bfloat16: return ncclBfloat16;
-    case ElemType::float64: return ncclFloat64;
-    default: return ncclFloat32;
+    case ElemType::int32:
+      return ncclInt32;
+    case ElemType::int64:
+      return ncclInt64;
+    case ElemType::uint8:
+      return ncclUint8;
+    case ElemType::float16:
+      return ncclFloat16;
+    case ElemType::bfloat16:
+      return ncclBfloat16;
+    case ElemType::float64:
+      return ncclFloat64;
+    default:
+      return ncclFloat32;
   }
 }
 
@@ -220,7 +257,8 @@ void prepare_collective(CudaState& s, const Op& op) {
     auto comms = std::make_shared<Comms>();
     std::vector<int> devices(c.devices.begin(), c.devices.end());
     comms->ranks.resize(devices.size());
-    check(nccl().init_all(comms->ranks.data(), static_cast<int>(devices.size()), devices.data()), "ncclCommInitAll");
+    check(nccl().init_all(comms->ranks.data(), static_cast<int>(devices.size()), devices.data()),
+          "ncclCommInitAll");
     STREAMLAB_CUDA(cudaSetDevice(0));  // ncclCommInitAll leaves another device current
     slot = std::move(comms);
   }
@@ -239,15 +277,19 @@ void cuda_collective(CudaState& s, const Op& op) {
     auto count = static_cast<size_t>(recv(op, k).count);
     ncclResult_t r = ncclSuccess;
     switch (collective_of(op)) {
-      case Collective::all_reduce: r = nccl().all_reduce(in, out, count, nccl_type(type), red, comms.ranks[k], stream); break;
+      case Collective::all_reduce:
+        r = nccl().all_reduce(in, out, count, nccl_type(type), red, comms.ranks[k], stream);
+        break;
       case Collective::broadcast:
-        r = nccl().broadcast(in, out, count, nccl_type(type), static_cast<int>(op.root), comms.ranks[k], stream);
+        r = nccl().broadcast(in, out, count, nccl_type(type), static_cast<int>(op.root),
+                             comms.ranks[k], stream);
         break;
       case Collective::reduce_scatter:
         r = nccl().reduce_scatter(in, out, count, nccl_type(type), red, comms.ranks[k], stream);
         break;
       case Collective::all_gather:
-        r = nccl().all_gather(in, out, static_cast<size_t>(send(op, k).count), nccl_type(type), comms.ranks[k], stream);
+        r = nccl().all_gather(in, out, static_cast<size_t>(send(op, k).count), nccl_type(type),
+                              comms.ranks[k], stream);
         break;
     }
     if (r != ncclSuccess) {
@@ -259,12 +301,15 @@ void cuda_collective(CudaState& s, const Op& op) {
 }
 
 std::string describe_collective(const Experiment& exp, const Op& op) {
-  std::string what = fmt::format("{} over '{}' ({} rank{})", op.kind->name, exp.communicators[op.comm].name,
-                                 ranks(exp, op), ranks(exp, op) == 1 ? "" : "s");
+  std::string what =
+      fmt::format("{} over '{}' ({} rank{})", op.kind->name, exp.communicators[op.comm].name,
+                  ranks(exp, op), ranks(exp, op) == 1 ? "" : "s");
   Collective c = collective_of(op);
-  if (c == Collective::all_reduce || c == Collective::reduce_scatter) what += ", " + kReduceOps[op.reduce_op];
+  if (c == Collective::all_reduce || c == Collective::reduce_scatter)
+    what += ", " + kReduceOps[op.reduce_op];
   if (c == Collective::broadcast) what += fmt::format(", root {}", op.root);
-  return what + fmt::format(": {} -> {}", range_name(exp, send(op, 0)), range_name(exp, recv(op, 0))) +
+  return what +
+         fmt::format(": {} -> {}", range_name(exp, send(op, 0)), range_name(exp, recv(op, 0))) +
          (ranks(exp, op) > 1 ? ", ..." : "");
 }
 
@@ -284,31 +329,41 @@ std::vector<Access> collective_accesses(const Experiment& exp, const Op& op) {
   return out;
 }
 
-void order_collective(HappensBefore& hb, const Experiment&, const Op& op) { hb.group_op(op.rank_streams); }
+void order_collective(HappensBefore& hb, const Experiment&, const Op& op) {
+  hb.group_op(op.rank_streams);
+}
 
 }  // namespace
 
 void load_communicators(LoadContext& ctx, const YAML::Node& node) {
   if (!node.IsDefined()) return;
   if (!node.IsMap())
-    return ctx.error(node, fmt::format("communicators: expected a mapping of NAME: {{devices: [D, ...]}}, got {}",
-                                       describe_node(node)));
+    return ctx.error(
+        node,
+        fmt::format("communicators: expected a mapping of NAME: {{devices: [D, ...]}}, got {}",
+                    describe_node(node)));
   for (const auto& entry : node) {
     if (!check_declared_name(ctx, entry.first, ctx.exp.communicators, "communicator")) continue;
-    MapReader r(ctx, entry.second, fmt::format("communicator '{}'", entry.first.Scalar()), {"devices"});
+    MapReader r(ctx, entry.second, fmt::format("communicator '{}'", entry.first.Scalar()),
+                {"devices"});
     if (!r.ok()) continue;
     Communicator c{entry.first.Scalar(), ctx.loc(entry.first), {}};
     YAML::Node devices = r.require("devices");
     if (!devices.IsSequence() || devices.size() == 0) {
-      if (devices.IsDefined()) ctx.error(devices, "devices: expected a list of device numbers, one rank each");
+      if (devices.IsDefined())
+        ctx.error(devices, "devices: expected a list of device numbers, one rank each");
       continue;
     }
     for (const auto& d : devices) {
       auto v = ctx.integer(d, "device");
       if (!v) continue;
       if (*v != 0)  // every stream runs on device 0 so far: ranks elsewhere would have no stream
-        ctx.error(d, fmt::format("device {}: streamlab runs streams on device 0 only so far, so a communicator has "
-                                 "one rank, on device 0", *v));
+        ctx.error(
+            d,
+            fmt::format(
+                "device {}: streamlab runs streams on device 0 only so far, so a communicator has "
+                "one rank, on device 0",
+                *v));
       else if (std::find(c.devices.begin(), c.devices.end(), *v) != c.devices.end())
         ctx.error(d, fmt::format("device {} is listed twice: NCCL takes one rank per device", *v));
       else
@@ -318,9 +373,11 @@ void load_communicators(LoadContext& ctx, const YAML::Node& node) {
   }
 }
 
-extern const OpKind kAllReduce = {  // listed in op_table.cpp
+extern const OpKind kAllReduce = {
+    // listed in op_table.cpp
     .name = "allReduce",
-    .summary = "ncclAllReduce on each rank's stream: every rank receives the reduction of all sends",
+    .summary =
+        "ncclAllReduce on each rank's stream: every rank receives the reduction of all sends",
     .keys = kReduceKeys,
     .parse = parse_collective,
     .run_host = host_collective,
@@ -334,7 +391,8 @@ extern const OpKind kAllReduce = {  // listed in op_table.cpp
     .prepare_cuda = prepare_collective,
     .host_reference = true,
 };
-extern const OpKind kBroadcast = {  // listed in op_table.cpp
+extern const OpKind kBroadcast = {
+    // listed in op_table.cpp
     .name = "broadcast",
     .summary = "ncclBroadcast: every rank receives the root rank's send buffer",
     .keys = kBroadcastKeys,
@@ -350,7 +408,8 @@ extern const OpKind kBroadcast = {  // listed in op_table.cpp
     .prepare_cuda = prepare_collective,
     .host_reference = true,
 };
-extern const OpKind kReduceScatter = {  // listed in op_table.cpp
+extern const OpKind kReduceScatter = {
+    // listed in op_table.cpp
     .name = "reduceScatter",
     .summary = "ncclReduceScatter: rank k receives part k of the reduction of all sends",
     .keys = kReduceKeys,
@@ -366,7 +425,8 @@ extern const OpKind kReduceScatter = {  // listed in op_table.cpp
     .prepare_cuda = prepare_collective,
     .host_reference = true,
 };
-extern const OpKind kAllGather = {  // listed in op_table.cpp
+extern const OpKind kAllGather = {
+    // listed in op_table.cpp
     .name = "allGather",
     .summary = "ncclAllGather: every rank receives all sends, in rank order",
     .keys = kGatherKeys,

@@ -38,8 +38,8 @@ struct OpSample;  // runner/core/record.hpp
 enum class EventUse { none, records, stream_waits, host_waits, queries };
 
 struct OpKind {
-  std::string_view name;     // the CUDA runtime API name without the `cuda` prefix
-  std::string_view summary;  // one line for `streamlab list`
+  std::string_view name;                   // the CUDA runtime API name without the `cuda` prefix
+  std::string_view summary;                // one line for `streamlab list`
   std::span<const std::string_view> keys;  // YAML keys it accepts besides `id`; `?` marks optional
   // Reads the op's fields into `op` (reporting problems through the reader). Called after
   // `op.kind`, `op.loc` and `op.id` are set.

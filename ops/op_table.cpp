@@ -5,30 +5,49 @@
 
 namespace streamlab {
 
-extern const OpKind kMemcpy, kMemcpyAsync;                            // copy.cpp
-extern const OpKind kMemset, kMemsetAsync;                            // memset.cpp
-extern const OpKind kLaunch;                                          // launch.cpp
+extern const OpKind kMemcpy, kMemcpyAsync;                              // copy.cpp
+extern const OpKind kMemset, kMemsetAsync;                              // memset.cpp
+extern const OpKind kLaunch;                                            // launch.cpp
 extern const OpKind kEventRecord, kStreamWaitEvent, kEventSynchronize;  // event.cpp
-extern const OpKind kStreamSynchronize, kDeviceSynchronize;           // sync.cpp
-extern const OpKind kLaunchHostFunc;                                  // host_func.cpp
-extern const OpKind kStreamQuery, kEventQuery;                        // query.cpp
+extern const OpKind kStreamSynchronize, kDeviceSynchronize;             // sync.cpp
+extern const OpKind kLaunchHostFunc;                                    // host_func.cpp
+extern const OpKind kStreamQuery, kEventQuery;                          // query.cpp
 extern const OpKind kMalloc, kFree, kMallocHost, kFreeHost, kMallocAsync, kFreeAsync;  // alloc.cpp
-extern const OpKind kGraph;                                           // graph.cpp
-extern const OpKind kGemm;                                            // gemm.cpp
-extern const OpKind kConvolutionForward;                              // convolution.cpp
+extern const OpKind kGraph;                                                            // graph.cpp
+extern const OpKind kGemm;                                                             // gemm.cpp
+extern const OpKind kConvolutionForward;                                 // convolution.cpp
 extern const OpKind kAllReduce, kBroadcast, kReduceScatter, kAllGather;  // nccl.cpp
 extern const OpKind kMemPrefetchAsync;                                   // mem_prefetch.cpp
-
 
 namespace {
 
 const OpKind* const kOps[] = {
-    &kMemcpy,      &kMemcpyAsync,      &kMemset,          &kMemsetAsync,       &kLaunch,
-    &kEventRecord, &kStreamWaitEvent,  &kEventSynchronize, &kStreamSynchronize, &kDeviceSynchronize,
-    &kLaunchHostFunc, &kStreamQuery,   &kEventQuery,
-    &kMalloc,      &kFree,             &kMallocHost,      &kFreeHost,          &kMallocAsync,   &kFreeAsync,
-    &kGraph,       &kGemm,             &kConvolutionForward,
-    &kAllReduce,   &kBroadcast,        &kReduceScatter,   &kAllGather,
+    &kMemcpy,
+    &kMemcpyAsync,
+    &kMemset,
+    &kMemsetAsync,
+    &kLaunch,
+    &kEventRecord,
+    &kStreamWaitEvent,
+    &kEventSynchronize,
+    &kStreamSynchronize,
+    &kDeviceSynchronize,
+    &kLaunchHostFunc,
+    &kStreamQuery,
+    &kEventQuery,
+    &kMalloc,
+    &kFree,
+    &kMallocHost,
+    &kFreeHost,
+    &kMallocAsync,
+    &kFreeAsync,
+    &kGraph,
+    &kGemm,
+    &kConvolutionForward,
+    &kAllReduce,
+    &kBroadcast,
+    &kReduceScatter,
+    &kAllGather,
     &kMemPrefetchAsync,
 };
 
@@ -42,7 +61,9 @@ const OpKind* find_op_kind(std::string_view name) {
   return nullptr;
 }
 
-void order_in_stream(HappensBefore& hb, const Experiment&, const Op& op) { hb.stream_op(op.stream); }
+void order_in_stream(HappensBefore& hb, const Experiment&, const Op& op) {
+  hb.stream_op(op.stream);
+}
 
 std::vector<int> buffers_to_restore(const Experiment& exp) {
   std::vector<bool> written(exp.buffers.size());
@@ -51,7 +72,8 @@ std::vector<int> buffers_to_restore(const Experiment& exp) {
       if (a.write) written[a.range.buffer] = true;
   std::vector<int> out;
   for (size_t b = 0; b < exp.buffers.size(); ++b)
-    if (written[b] && exp.buffers[b].init.kind != InitSpec::Kind::none) out.push_back(static_cast<int>(b));
+    if (written[b] && exp.buffers[b].init.kind != InitSpec::Kind::none)
+      out.push_back(static_cast<int>(b));
   return out;
 }
 

@@ -22,21 +22,32 @@ void record(CudaState& s, const Op& op, cudaError_t e) {
   s.answers[op_index(s.exp, op)] = e == cudaSuccess ? 1 : 0;
 }
 
-void cuda_stream_query(CudaState& s, const Op& op) { record(s, op, cudaStreamQuery(s.streams[op.stream])); }
-void cuda_event_query(CudaState& s, const Op& op) { record(s, op, cudaEventQuery(s.events[op.event])); }
+void cuda_stream_query(CudaState& s, const Op& op) {
+  record(s, op, cudaStreamQuery(s.streams[op.stream]));
+}
+void cuda_event_query(CudaState& s, const Op& op) {
+  record(s, op, cudaEventQuery(s.events[op.event]));
+}
 
 // The host backend has done all earlier work by the time it gets here.
 void host_query(HostState& s, const Op& op) { s.answers[op_index(s.exp, op)] = 1; }
 
-std::string describe_stream(const Experiment& exp, const Op& op) { return exp.streams[op.stream].name; }
-std::string describe_event(const Experiment& exp, const Op& op) { return exp.events[op.event].name; }
+std::string describe_stream(const Experiment& exp, const Op& op) {
+  return exp.streams[op.stream].name;
+}
+std::string describe_event(const Experiment& exp, const Op& op) {
+  return exp.events[op.event].name;
+}
 
 // S8: a query orders nothing (only an answer of "done" would, and that is known only at run time).
-void order_event_query(HappensBefore& hb, const Experiment&, const Op& op) { hb.query_event(op.event); }
+void order_event_query(HappensBefore& hb, const Experiment&, const Op& op) {
+  hb.query_event(op.event);
+}
 
 }  // namespace
 
-extern const OpKind kStreamQuery = {  // listed in op_table.cpp
+extern const OpKind kStreamQuery = {
+    // listed in op_table.cpp
     .name = "streamQuery",
     .summary = "cudaStreamQuery: is all work issued to stream done? (answer recorded; never waits)",
     .keys = kStreamQueryKeys,
@@ -46,10 +57,12 @@ extern const OpKind kStreamQuery = {  // listed in op_table.cpp
     .describe = describe_stream,
     .blocks_host = never_blocks,
     .bytes = no_bytes,
-    .uncapturable = "querying a capturing stream invalidates the capture (cudaErrorStreamCaptureUnsupported)",
+    .uncapturable =
+        "querying a capturing stream invalidates the capture (cudaErrorStreamCaptureUnsupported)",
 };
 
-extern const OpKind kEventQuery = {  // listed in op_table.cpp
+extern const OpKind kEventQuery = {
+    // listed in op_table.cpp
     .name = "eventQuery",
     .summary = "cudaEventQuery: is the work captured by event done? (answer recorded; never waits)",
     .keys = kEventQueryKeys,
@@ -61,7 +74,8 @@ extern const OpKind kEventQuery = {  // listed in op_table.cpp
     .bytes = no_bytes,
     .accesses = no_accesses,
     .order = order_event_query,
-    .uncapturable = "querying a captured event invalidates the capture (cudaErrorStreamCaptureUnsupported)",
+    .uncapturable =
+        "querying a captured event invalidates the capture (cudaErrorStreamCaptureUnsupported)",
     .event_use = EventUse::queries,
 };
 

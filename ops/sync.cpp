@@ -14,15 +14,20 @@ void parse_stream_sync(MapReader& r, Op& op) { op.stream = r.stream("stream", tr
 void parse_device_sync(MapReader&, Op&) {}
 std::string describe_nothing(const Experiment&, const Op&) { return ""; }
 
-void cuda_stream_sync(CudaState& s, const Op& op) { STREAMLAB_CUDA(cudaStreamSynchronize(s.streams[op.stream])); }
+void cuda_stream_sync(CudaState& s, const Op& op) {
+  STREAMLAB_CUDA(cudaStreamSynchronize(s.streams[op.stream]));
+}
 void cuda_device_sync(CudaState&, const Op&) { STREAMLAB_CUDA(cudaDeviceSynchronize()); }
 
-void order_stream_sync(HappensBefore& hb, const Experiment&, const Op& op) { hb.sync_stream(op.stream); }
+void order_stream_sync(HappensBefore& hb, const Experiment&, const Op& op) {
+  hb.sync_stream(op.stream);
+}
 void order_device_sync(HappensBefore& hb, const Experiment&, const Op&) { hb.sync_device(); }
 
 }  // namespace
 
-extern const OpKind kStreamSynchronize = {  // listed in op_table.cpp
+extern const OpKind kStreamSynchronize = {
+    // listed in op_table.cpp
     .name = "streamSynchronize",
     .summary = "cudaStreamSynchronize: the host waits for stream's work",
     .keys = kStreamSyncKeys,
@@ -34,10 +39,12 @@ extern const OpKind kStreamSynchronize = {  // listed in op_table.cpp
     .bytes = no_bytes,
     .accesses = no_accesses,
     .order = order_stream_sync,
-    .uncapturable = "a capture cannot wait for work it only records (cudaErrorStreamCaptureUnsupported)",
+    .uncapturable =
+        "a capture cannot wait for work it only records (cudaErrorStreamCaptureUnsupported)",
 };
 
-extern const OpKind kDeviceSynchronize = {  // listed in op_table.cpp
+extern const OpKind kDeviceSynchronize = {
+    // listed in op_table.cpp
     .name = "deviceSynchronize",
     .summary = "cudaDeviceSynchronize: the host waits for all work in all streams",
     .keys = {},
@@ -49,7 +56,8 @@ extern const OpKind kDeviceSynchronize = {  // listed in op_table.cpp
     .bytes = no_bytes,
     .accesses = no_accesses,
     .order = order_device_sync,
-    .uncapturable = "a capture cannot wait for work it only records (cudaErrorStreamCaptureUnsupported)",
+    .uncapturable =
+        "a capture cannot wait for work it only records (cudaErrorStreamCaptureUnsupported)",
 };
 
 }  // namespace streamlab

@@ -10,11 +10,11 @@
 #include <fmt/format.h>
 #include <nvrtc.h>
 
-#include "runner/core/bounded_child.hpp"
 #include "runner/context/cuda_check.hpp"
 #include "runner/context/library.hpp"
-#include "runner/core/limits.hpp"
 #include "runner/context/load_context.hpp"
+#include "runner/core/bounded_child.hpp"
+#include "runner/core/limits.hpp"
 #include "runner/core/safe_file.hpp"
 
 namespace streamlab {
@@ -25,10 +25,12 @@ constexpr size_t kMaxUserParams = 16;
 const std::vector<std::string> kScalarTypes = {"int32", "int64", "float32", "float64"};
 
 // "inout float32" -> a buffer parameter; "int64" -> a value.
-bool read_param(LoadContext& ctx, const YAML::Node& key, const YAML::Node& value, UserKernelParam& p) {
+bool read_param(LoadContext& ctx, const YAML::Node& key, const YAML::Node& value,
+                UserKernelParam& p) {
   p.name = key.IsScalar() ? key.Scalar() : "";
   if (!is_identifier(p.name)) {
-    ctx.error(key, fmt::format("kernel parameter name {} is not an identifier", describe_node(key)));
+    ctx.error(key,
+              fmt::format("kernel parameter name {} is not an identifier", describe_node(key)));
     return false;
   }
   auto text = ctx.scalar(value, "parameter");
@@ -38,25 +40,35 @@ bool read_param(LoadContext& ctx, const YAML::Node& key, const YAML::Node& value
   words >> first >> second >> extra;
   static const std::vector<std::string> kinds = {"in", "out", "inout"};
   auto kind = std::find(kinds.begin(), kinds.end(), first);
-  auto type_of = [](const std::string& t) { return t == "int32" ? ElemType::int32 : t == "int64" ? ElemType::int64
-                                                   : t == "float64" ? ElemType::float64 : ElemType::float32; };
+  auto type_of = [](const std::string& t) {
+    return t == "int32"     ? ElemType::int32
+           : t == "int64"   ? ElemType::int64
+           : t == "float64" ? ElemType::float64
+                            : ElemType::float32;
+  };
   if (kind != kinds.end() && extra.empty()) {
-    static const std::vector<std::string> types = {"int32", "uint32", "int64", "float32", "float64", "uint8",
-                                                   "float16", "bfloat16"};
+    static const std::vector<std::string> types = {"int32",   "uint32", "int64",   "float32",
+                                                   "float64", "uint8",  "float16", "bfloat16"};
     auto t = std::find(types.begin(), types.end(), second);
     if (t != types.end()) {
-      p.kind = static_cast<int>(kind - kinds.begin());  // ParamKind::in_buffer, out_buffer, inout_buffer
+      p.kind =
+          static_cast<int>(kind - kinds.begin());  // ParamKind::in_buffer, out_buffer, inout_buffer
       p.type = static_cast<ElemType>(t - types.begin());
       return true;
     }
-  } else if (second.empty() && std::find(kScalarTypes.begin(), kScalarTypes.end(), first) != kScalarTypes.end()) {
+  } else if (second.empty() &&
+             std::find(kScalarTypes.begin(), kScalarTypes.end(), first) != kScalarTypes.end()) {
     p.type = type_of(first);
     p.kind = static_cast<int>(is_float(p.type) ? ParamKind::real : ParamKind::scalar);
     return true;
   }
-  ctx.error(value, fmt::format("parameter '{}': '{}' is not a parameter kind; expected `in TYPE`, `out TYPE` or "
-                               "`inout TYPE` for a buffer (TYPE an element type such as float32), or int32, int64, "
-                               "float32, float64 for a value", p.name, *text));
+  ctx.error(
+      value,
+      fmt::format(
+          "parameter '{}': '{}' is not a parameter kind; expected `in TYPE`, `out TYPE` or "
+          "`inout TYPE` for a buffer (TYPE an element type such as float32), or int32, int64, "
+          "float32, float64 for a value",
+          p.name, *text));
   return false;
 }
 
@@ -94,10 +106,11 @@ int first_text_line(const SourceLines& lines, const YAML::Node& node) {
 
 constexpr size_t kMaxProblemsShown = 20;  // per file: a file of 500 000 bad tokens gets 20 messages
 
-const std::vector<std::string_view> kDirectives = {"define", "undef",   "if",   "ifdef", "ifndef", "elif",
-                                                   "elifdef", "elifndef", "else", "endif", "line",   "error",
-                                                   "warning", "pragma"};
-const std::vector<std::string_view> kFileLookups = {"__has_include", "__has_include_next", "__has_embed"};
+const std::vector<std::string_view> kDirectives = {
+    "define",   "undef", "if",    "ifdef", "ifndef", "elif",    "elifdef",
+    "elifndef", "else",  "endif", "line",  "error",  "warning", "pragma"};
+const std::vector<std::string_view> kFileLookups = {"__has_include", "__has_include_next",
+                                                    "__has_embed"};
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -175,7 +188,8 @@ class Scanner {
         skip_line_comment();
       } else if (ch == '/' && c_.peek(1) == '*') {
         line_start = skip_block_comment() || line_start;
-      } else if (line_start && (ch == '#' || (ch == '%' && c_.peek(1) == ':'))) {  // %: is a digraph of #
+      } else if (line_start &&
+                 (ch == '#' || (ch == '%' && c_.peek(1) == ':'))) {  // %: is a digraph of #
         directive();
         line_start = false;
       } else {
@@ -244,16 +258,23 @@ class Scanner {
     c_.next(c_.peek() == '#' ? 1 : 2);
     skip_directive_space();
     char ch = c_.peek();
-    if (c_.done() || ch == '\n' || is_digit(ch)) return;  // the null directive; a line marker (# 12 "f"), as #line
+    if (c_.done() || ch == '\n' || is_digit(ch))
+      return;  // the null directive; a line marker (# 12 "f"), as #line
     std::string name = is_ident_start(ch) ? identifier() : std::string();
     if (name == "include") return include_operand();
     if (std::find(kDirectives.begin(), kDirectives.end(), name) != kDirectives.end()) return;
     if (name == "include_next" || name == "import" || name == "embed")
-      return problem(hash, fmt::format("'#{}' is not allowed in a kernel; it may include only files in the "
-                                       "experiment's folder, each with `#include \"path\"`", name));
-    problem(hash, fmt::format("{} is not a directive a kernel may use (allowed: #define, #undef, #if, #ifdef, #ifndef, "
-                              "#elif, #elifdef, #elifndef, #else, #endif, #line, #error, #warning, #pragma and "
-                              "#include \"path\")", name.empty() ? "a '#' not followed by a name" : "'#" + name + "'"));
+      return problem(
+          hash, fmt::format("'#{}' is not allowed in a kernel; it may include only files in the "
+                            "experiment's folder, each with `#include \"path\"`",
+                            name));
+    problem(hash,
+            fmt::format(
+                "{} is not a directive a kernel may use (allowed: #define, #undef, #if, #ifdef, "
+                "#ifndef, "
+                "#elif, #elifdef, #elifndef, #else, #endif, #line, #error, #warning, #pragma and "
+                "#include \"path\")",
+                name.empty() ? "a '#' not followed by a name" : "'#" + name + "'"));
   }
 
   void include_operand() {
@@ -261,8 +282,11 @@ class Scanner {
     size_t at = c_.pos();
     char open = c_.peek();
     if (open != '"' && open != '<')
-      return problem(at, "#include needs a file name in double quotes, as `#include \"file.h\"`: streamlab reads the "
-                         "files a kernel includes before compiling it, so a name a macro makes is not allowed");
+      return problem(
+          at,
+          "#include needs a file name in double quotes, as `#include \"file.h\"`: streamlab reads "
+          "the "
+          "files a kernel includes before compiling it, so a name a macro makes is not allowed");
     char close = open == '"' ? '"' : '>';
     std::string name;
     c_.next();
@@ -271,14 +295,18 @@ class Scanner {
       c_.next();
     }
     if (c_.peek() != close)
-      return problem(at, fmt::format("#include {}{}: the file name needs its closing {} on the same line", open, name,
-                                     close));
+      return problem(
+          at, fmt::format("#include {}{}: the file name needs its closing {} on the same line",
+                          open, name, close));
     size_t end = c_.pos() + 1;
     c_.next();
     if (open == '<')
-      return problem(at, fmt::format("#include <{}>: NVRTC provides no headers of its own, and a kernel may not read "
-                                     "the toolkit's or the system's; include a file in the experiment's folder, as "
-                                     "`#include \"file.h\"`", name));
+      return problem(
+          at, fmt::format(
+                  "#include <{}>: NVRTC provides no headers of its own, and a kernel may not read "
+                  "the toolkit's or the system's; include a file in the experiment's folder, as "
+                  "`#include \"file.h\"`",
+                  name));
     out_.includes.push_back({name, at, end});
   }
 
@@ -288,8 +316,10 @@ class Scanner {
       size_t at = c_.pos();
       std::string id = identifier();
       char quote = c_.peek();
-      if (quote == '"' && (id == "R" || id == "u8R" || id == "uR" || id == "UR" || id == "LR")) return raw_literal();
-      if ((quote == '"' || quote == '\'') && (id == "u8" || id == "u" || id == "U" || id == "L")) return literal(quote);
+      if (quote == '"' && (id == "R" || id == "u8R" || id == "uR" || id == "UR" || id == "LR"))
+        return raw_literal();
+      if ((quote == '"' || quote == '\'') && (id == "u8" || id == "u" || id == "U" || id == "L"))
+        return literal(quote);
       return check_identifier(at, id);
     }
     if (is_digit(ch) || (ch == '.' && is_digit(c_.peek(1)))) return pp_number();
@@ -300,12 +330,18 @@ class Scanner {
   void check_identifier(size_t at, const std::string& id) {
     for (auto name : kFileLookups)
       if (id == name)
-        return problem(at, fmt::format("'{}' is not allowed in a kernel: it looks files up, and a kernel may see "
-                                       "only the files it includes", id));
+        return problem(
+            at,
+            fmt::format("'{}' is not allowed in a kernel: it looks files up, and a kernel may see "
+                        "only the files it includes",
+                        id));
     for (auto name : kFileLookups)
       if (name.starts_with(id))
-        return problem(at, fmt::format("identifier '{}' is not allowed in a kernel: pasted with ## it could make "
-                                       "'{}', which looks files up", id, name));
+        return problem(
+            at,
+            fmt::format("identifier '{}' is not allowed in a kernel: pasted with ## it could make "
+                        "'{}', which looks files up",
+                        id, name));
   }
 
   // A string or character literal; one without its closing quote ends with its line.
@@ -326,11 +362,15 @@ class Scanner {
     size_t quote = c_.pos();
     std::string_view s = c_.text();
     size_t paren = quote + 1;
-    auto delimiter_char = [](char c) { return c > ' ' && c < 0x7f && c != '(' && c != ')' && c != '\\'; };
+    auto delimiter_char = [](char c) {
+      return c > ' ' && c < 0x7f && c != '(' && c != ')' && c != '\\';
+    };
     while (paren < s.size() && paren - quote <= 17 && delimiter_char(s[paren])) ++paren;
     if (paren >= s.size() || s[paren] != '(' || paren - quote - 1 > 16) {
-      problem(quote, "a raw string's delimiter must be at most 16 characters, none of them a space, a parenthesis or "
-                     "a backslash, followed by '('");
+      problem(quote,
+              "a raw string's delimiter must be at most 16 characters, none of them a space, a "
+              "parenthesis or "
+              "a backslash, followed by '('");
       return literal('"');
     }
     std::string close = ")" + std::string(s.substr(quote + 1, paren - quote - 1)) + "\"";
@@ -347,7 +387,8 @@ class Scanner {
     char prev = '\0';
     for (;;) {
       char ch = c_.peek();
-      bool sign = (ch == '+' || ch == '-') && (prev == 'e' || prev == 'E' || prev == 'p' || prev == 'P');
+      bool sign =
+          (ch == '+' || ch == '-') && (prev == 'e' || prev == 'E' || prev == 'p' || prev == 'P');
       if (is_ident(ch) || ch == '.' || sign) {
         prev = ch;
         c_.next();
@@ -369,10 +410,12 @@ class Positions {
  public:
   explicit Positions(std::string_view text) {
     starts_.push_back(0);
-    for (size_t i = text.find('\n'); i != std::string_view::npos; i = text.find('\n', i + 1)) starts_.push_back(i + 1);
+    for (size_t i = text.find('\n'); i != std::string_view::npos; i = text.find('\n', i + 1))
+      starts_.push_back(i + 1);
   }
   std::pair<int, int> at(size_t offset) const {
-    auto line = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin());
+    auto line = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), offset) -
+                                    starts_.begin());
     return {static_cast<int>(line), static_cast<int>(offset - starts_[line - 1]) + 1};
   }
 
@@ -382,12 +425,12 @@ class Positions {
 
 // One file of a kernel's source: its own text, or a header it includes.
 struct SourceFile {
-  std::string shown;       // the name diagnostics give it: the experiment's, or a path in its folder
+  std::string shown;  // the name diagnostics give it: the experiment's, or a path in its folder
   std::string nvrtc_name;  // the name NVRTC knows it by: a header's include name
-  std::string folder;      // its folder relative to the experiment's: where its includes are looked for
-  std::string text;        // as read, lines ending in \n
-  std::string compiled;    // what NVRTC compiles: includes renamed to the headers' NVRTC names
-  int first_line = 1;      // the line of `shown` that holds the text's first line
+  std::string folder;  // its folder relative to the experiment's: where its includes are looked for
+  std::string text;    // as read, lines ending in \n
+  std::string compiled;        // what NVRTC compiles: includes renamed to the headers' NVRTC names
+  int first_line = 1;          // the line of `shown` that holds the text's first line
   bool in_experiment = false;  // inline source: its lines are the experiment's, indented
 };
 
@@ -398,9 +441,11 @@ std::string shown_prefix(const std::string& experiment_file) {
 }
 
 // The path in the experiment's folder of a file shown as `shown`, if it is one.
-std::optional<std::string> relative_to_experiment(const std::string& experiment_file, const std::string& shown) {
+std::optional<std::string> relative_to_experiment(const std::string& experiment_file,
+                                                  const std::string& shown) {
   std::string prefix = shown_prefix(experiment_file);
-  if (shown == experiment_file || !shown.starts_with(prefix) || shown.size() == prefix.size()) return std::nullopt;
+  if (shown == experiment_file || !shown.starts_with(prefix) || shown.size() == prefix.size())
+    return std::nullopt;
   return shown.substr(prefix.size());
 }
 
@@ -421,7 +466,8 @@ std::optional<size_t> clean_text(std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     auto c = static_cast<unsigned char>(text[i]);
     if ((c < 0x20 && c != '\n' && !is_space(text[i])) || c == 0x7f) return i;
-    if (is_bidi_control(std::string_view(text).substr(i, 3))) return i;  // shown otherwise than compiled
+    if (is_bidi_control(std::string_view(text).substr(i, 3)))
+      return i;  // shown otherwise than compiled
   }
   return std::nullopt;
 }
@@ -439,7 +485,9 @@ class SourceReader {
     own.shown = k_.source_file;
     own.nvrtc_name = fmt::format("kernel '{}'", k_.name);  // no include name has a quote
     own.in_experiment = k_.source_file == exp_.file;
-    own.folder = own.in_experiment ? "" : parent_of(relative_to_experiment(exp_.file, k_.source_file).value_or(""));
+    own.folder = own.in_experiment
+                     ? ""
+                     : parent_of(relative_to_experiment(exp_.file, k_.source_file).value_or(""));
     own.first_line = k_.first_line;
     own.text = k_.source;
     files_.push_back(std::move(own));
@@ -455,11 +503,16 @@ class SourceReader {
     if (!bad) return true;
     Positions positions(files_[i].text);
     bool bidi = is_bidi_control(std::string_view(files_[i].text).substr(*bad, 3));
-    diags_.error(locate(files_[i], positions, *bad),
-                 bidi ? fmt::format("kernel '{}': a bidirectional control character in the source: it would show the "
-                                    "code otherwise than it compiles", k_.name)
-                      : fmt::format("kernel '{}': a control character (0x{:02x}) in the source; kernels are text",
-                                    k_.name, static_cast<unsigned char>(files_[i].text[*bad])));
+    diags_.error(
+        locate(files_[i], positions, *bad),
+        bidi
+            ? fmt::format(
+                  "kernel '{}': a bidirectional control character in the source: it would show the "
+                  "code otherwise than it compiles",
+                  k_.name)
+            : fmt::format(
+                  "kernel '{}': a control character (0x{:02x}) in the source; kernels are text",
+                  k_.name, static_cast<unsigned char>(files_[i].text[*bad])));
     files_[i].text.clear();
     return false;
   }
@@ -487,7 +540,8 @@ class SourceReader {
     }
     for (; p < scan.problems.size(); ++p) report(scan.problems[p].at, scan.problems[p].message);
     if (hidden)
-      diags_.error(last, fmt::format("kernel '{}': {} more problems in this file, not shown", k_.name, hidden));
+      diags_.error(last, fmt::format("kernel '{}': {} more problems in this file, not shown",
+                                     k_.name, hidden));
     files_[i].compiled = rewrite(files_[i].text, scan.includes, names);
   }
 
@@ -511,14 +565,19 @@ class SourceReader {
     return *rel;
   }
 
-  std::string why_not_read(const SourceFile& from, const IncludeDirective& inc, const std::optional<std::string>& rel) {
+  std::string why_not_read(const SourceFile& from, const IncludeDirective& inc,
+                           const std::optional<std::string>& rel) {
     if (rel && rel->find_first_of("\\'\"") != std::string::npos)
-      return fmt::format("included file '{}' has a quote or a backslash in its path '{}', which NVRTC would read as "
-                         "something else", inc.name, *rel);
+      return fmt::format(
+          "included file '{}' has a quote or a backslash in its path '{}', which NVRTC would read "
+          "as "
+          "something else",
+          inc.name, *rel);
     if (files_.size() > static_cast<size_t>(limits::kIncludedFiles))
-      return fmt::format("included file '{}' is one more than the {} files a kernel may include", inc.name,
-                         limits::kIncludedFiles);
-    FileRead file = from_folder_ ? read_in_experiment_folder(exp_.file, inc.name, from.folder) : kept(*rel);
+      return fmt::format("included file '{}' is one more than the {} files a kernel may include",
+                         inc.name, limits::kIncludedFiles);
+    FileRead file =
+        from_folder_ ? read_in_experiment_folder(exp_.file, inc.name, from.folder) : kept(*rel);
     if (!file.ok()) return fmt::format("included file '{}' {}", inc.name, file.refusal);
     SourceFile header;
     header.shown = shown_prefix(exp_.file) + *rel;
@@ -563,7 +622,8 @@ class SourceReader {
     std::string_view real = experiment_lines_->line(shown_line);
     std::string_view own = SourceLines(f.text).line(line);
     size_t shift = real.ends_with(own) ? real.size() - own.size() : 0;
-    if (!real.ends_with(own) && real.find(own) != std::string_view::npos) shift = real.find(own);  // "source: '...'"
+    if (!real.ends_with(own) && real.find(own) != std::string_view::npos)
+      shift = real.find(own);  // "source: '...'"
     return {f.shown, shown_line, col + static_cast<int>(shift)};
   }
 
@@ -578,11 +638,13 @@ class SourceReader {
   Diagnostics& diags_;
   bool from_folder_;
   std::vector<SourceFile> files_;
-  std::map<std::string, std::string, std::less<>> refused_;  // path in the folder -> why it was not read
+  std::map<std::string, std::string, std::less<>>
+      refused_;  // path in the folder -> why it was not read
   std::optional<SourceLines> experiment_lines_;
 };
 
-std::vector<SourceFile> read_sources(const Experiment& exp, const UserKernel& k, Diagnostics& diags, bool from_folder) {
+std::vector<SourceFile> read_sources(const Experiment& exp, const UserKernel& k, Diagnostics& diags,
+                                     bool from_folder) {
   return SourceReader(exp, k, diags, from_folder).read();
 }
 
@@ -600,22 +662,27 @@ void remember(const std::vector<SourceFile>& files, ShownTexts& shown) {
 void read_params(LoadContext& ctx, const YAML::Node& params, UserKernel& k) {
   std::vector<std::pair<std::string, int>> declared;  // name, line
   for (const auto& item : params) {
-    if (k.params.size() == kMaxUserParams) {  // one more than a kernel may take: reported by the caller
+    if (k.params.size() ==
+        kMaxUserParams) {  // one more than a kernel may take: reported by the caller
       UserKernelParam extra;
       k.params.push_back(extra);
       return;
     }
     if (!item.IsMap() || item.size() != 1) {
-      ctx.error(item, "expected one parameter per list item, as `- NAME: inout float32` or `- n: int32`");
+      ctx.error(item,
+                "expected one parameter per list item, as `- NAME: inout float32` or `- n: int32`");
       continue;
     }
-    const auto entry = *item.begin();  // the iterator's value is a temporary: keep it, not a reference into it
+    const auto entry =
+        *item.begin();  // the iterator's value is a temporary: keep it, not a reference into it
     const YAML::Node& key = entry.first;
     std::string name = key.IsScalar() ? key.Scalar() : "";
-    auto first = std::find_if(declared.begin(), declared.end(), [&](const auto& d) { return d.first == name; });
-    if (first != declared.end()) {  // two arguments of one name: a launch's args could not tell them apart
-      ctx.error(key, fmt::format("kernel '{}': parameter '{}' is declared twice (first at line {})", k.name, name,
-                                 first->second));
+    auto first = std::find_if(declared.begin(), declared.end(),
+                              [&](const auto& d) { return d.first == name; });
+    if (first !=
+        declared.end()) {  // two arguments of one name: a launch's args could not tell them apart
+      ctx.error(key, fmt::format("kernel '{}': parameter '{}' is declared twice (first at line {})",
+                                 k.name, name, first->second));
       continue;
     }
     if (is_identifier(name)) declared.emplace_back(name, ctx.loc(key).line);
@@ -638,15 +705,20 @@ void read_kernel(LoadContext& ctx, const YAML::Node& key, const YAML::Node& valu
   if (!ctx.room_for(key, ctx.exp.kernels, limits::kKernels, "user kernels")) return;
   if (!check_declared_name(ctx, key, ctx.exp.kernels, "kernel")) return;
   if (find_kernel(key.Scalar()) >= 0)
-    return ctx.error(key, fmt::format("kernel '{}' is a built-in kernel's name; name yours otherwise", key.Scalar()));
+    return ctx.error(
+        key,
+        fmt::format("kernel '{}' is a built-in kernel's name; name yours otherwise", key.Scalar()));
   MapReader r(ctx, value, fmt::format("kernel '{}'", key.Scalar()), {"source?", "file?", "params"});
   if (!r.ok()) return;
   UserKernel k;
   k.name = key.Scalar();
   k.loc = ctx.loc(key);
   if (r.has("source") == r.has("file"))
-    return ctx.error(key, fmt::format("kernel '{}': give its CUDA source as exactly one of `source:` (inline) and "
-                                      "`file:` (a file beside the experiment)", k.name));
+    return ctx.error(
+        key,
+        fmt::format("kernel '{}': give its CUDA source as exactly one of `source:` (inline) and "
+                    "`file:` (a file beside the experiment)",
+                    k.name));
   if (r.has("source")) {
     k.source = ctx.scalar(r.get("source"), "source").value_or("");
     k.source_file = ctx.exp.file;
@@ -657,20 +729,29 @@ void read_kernel(LoadContext& ctx, const YAML::Node& key, const YAML::Node& valu
     FileRead file = read_in_experiment_folder(ctx.exp.file, *name);
     k.source_file = shown_prefix(ctx.exp.file) + path_in_folder("", *name).value_or(*name);
     k.source = std::move(file.text);
-    // Declared all the same (the experiment is invalid now), so that its launches are still checked.
-    if (!file.ok()) ctx.error(r.get("file"), fmt::format("kernel '{}': file '{}' {}", k.name, *name, file.refusal));
+    // Declared all the same (the experiment is invalid now), so that its launches are still
+    // checked.
+    if (!file.ok())
+      ctx.error(r.get("file"),
+                fmt::format("kernel '{}': file '{}' {}", k.name, *name, file.refusal));
   }
-  if (!k.source.empty()) keep_headers(ctx, k);  // its includes, read and vetted now: `check` shows them
+  if (!k.source.empty())
+    keep_headers(ctx, k);  // its includes, read and vetted now: `check` shows them
   ctx.kernel_source_bytes += static_cast<int64_t>(k.source.size());
   if (ctx.kernel_source_bytes > limits::kKernelSourceBytes)
-    return ctx.error(key, fmt::format("kernel '{}': the kernels' sources and the files they include come to more than "
-                                      "{} bytes in all", k.name, limits::kKernelSourceBytes));
+    return ctx.error(
+        key, fmt::format(
+                 "kernel '{}': the kernels' sources and the files they include come to more than "
+                 "{} bytes in all",
+                 k.name, limits::kKernelSourceBytes));
   YAML::Node params = r.require("params");
   if (params.IsDefined() && !params.IsSequence())
-    return ctx.error(params, fmt::format("params: expected a list of `- NAME: KIND`, got {}", describe_node(params)));
+    return ctx.error(params, fmt::format("params: expected a list of `- NAME: KIND`, got {}",
+                                         describe_node(params)));
   read_params(ctx, params, k);
   if (k.params.size() > kMaxUserParams) {
-    ctx.error(params, fmt::format("kernel '{}' has more than {} parameters", k.name, kMaxUserParams));
+    ctx.error(params,
+              fmt::format("kernel '{}' has more than {} parameters", k.name, kMaxUserParams));
     k.params.resize(kMaxUserParams);
   }
   ctx.exp.kernels.push_back(std::move(k));
@@ -695,7 +776,8 @@ struct Nvrtc {
 
 const Nvrtc& nvrtc() {
   static const Nvrtc api = [] {
-    const SharedLibrary& lib = load_library({"NVRTC", "libnvrtc.so.13", "STREAMLAB_NVRTC", {"lib64", "lib"}});
+    const SharedLibrary& lib =
+        load_library({"NVRTC", "libnvrtc.so.13", "STREAMLAB_NVRTC", {"lib64", "lib"}});
     Nvrtc a;
     lib.resolve(a.create, "nvrtcCreateProgram");
     lib.resolve(a.destroy, "nvrtcDestroyProgram");
@@ -715,7 +797,8 @@ const Nvrtc& nvrtc() {
 }
 
 void check(nvrtcResult r, const char* call) {
-  if (r != NVRTC_SUCCESS) throw RunError(fmt::format("NVRTC: {} failed: {}", call, nvrtc().error_string(r)));
+  if (r != NVRTC_SUCCESS)
+    throw RunError(fmt::format("NVRTC: {} failed: {}", call, nvrtc().error_string(r)));
 }
 
 // One error of NVRTC's log: `NAME(LINE): error: TEXT` (or `catastrophic error`).
@@ -744,7 +827,8 @@ std::optional<LogError> parse_error_at(std::string_view l, size_t paren) {
 // gave NVRTC are tried first.
 std::optional<LogError> parse_error(std::string_view l, const std::vector<SourceFile>& files) {
   for (const auto& f : files)
-    if (l.size() > f.nvrtc_name.size() && l.starts_with(f.nvrtc_name) && l[f.nvrtc_name.size()] == '(')
+    if (l.size() > f.nvrtc_name.size() && l.starts_with(f.nvrtc_name) &&
+        l[f.nvrtc_name.size()] == '(')
       if (auto e = parse_error_at(l, f.nvrtc_name.size())) return e;
   for (size_t paren = l.find('('); paren != std::string_view::npos; paren = l.find('(', paren + 1))
     if (auto e = parse_error_at(l, paren)) return e;
@@ -771,8 +855,9 @@ int caret_column(const std::vector<std::string_view>& log, size_t head, std::str
 // for inline source). An error NVRTC places in a file of another name (a `#line 1 "/etc/passwd"`
 // of the kernel's) is shown at the kernel's declaration, with its message only: streamlab shows
 // lines of no file but those it read for the kernel.
-void add_log_diagnostics(const Experiment& exp, const UserKernel& k, const std::vector<SourceFile>& files,
-                         const std::string& log, Diagnostics& out) {
+void add_log_diagnostics(const Experiment& exp, const UserKernel& k,
+                         const std::vector<SourceFile>& files, const std::string& log,
+                         Diagnostics& out) {
   std::vector<std::string_view> lines;
   for (size_t at = 0; at < log.size();) {
     size_t end = std::min(log.find('\n', at), log.size());
@@ -784,17 +869,23 @@ void add_log_diagnostics(const Experiment& exp, const UserKernel& k, const std::
   for (size_t i = 0; i < lines.size(); ++i) {
     auto e = parse_error(lines[i], files);
     if (!e) continue;
-    auto f = std::find_if(files.begin(), files.end(), [&](const SourceFile& s) { return s.nvrtc_name == e->file; });
+    auto f = std::find_if(files.begin(), files.end(),
+                          [&](const SourceFile& s) { return s.nvrtc_name == e->file; });
     if (f == files.end()) {
-      out.error(k.loc, fmt::format("in kernel '{}' (at line {} of '{}', which names no file of the kernel): {}",
-                                   k.name, e->line, e->file, e->message));
+      out.error(
+          k.loc,
+          fmt::format("in kernel '{}' (at line {} of '{}', which names no file of the kernel): {}",
+                      k.name, e->line, e->file, e->message));
       continue;
     }
-    std::string_view real = f->in_experiment ? experiment_lines.line(e->line) : SourceLines(f->text).line(e->line);
-    out.error({f->shown, e->line, caret_column(lines, i, real)}, fmt::format("in kernel '{}': {}", k.name, e->message));
+    std::string_view real =
+        f->in_experiment ? experiment_lines.line(e->line) : SourceLines(f->text).line(e->line);
+    out.error({f->shown, e->line, caret_column(lines, i, real)},
+              fmt::format("in kernel '{}': {}", k.name, e->message));
   }
   if (out.count() == before)
-    out.error(k.loc, fmt::format("kernel '{}' does not compile: {}", k.name, log.empty() ? "(no log)" : log));
+    out.error(k.loc, fmt::format("kernel '{}' does not compile: {}", k.name,
+                                 log.empty() ? "(no log)" : log));
 }
 
 // Whether some file of the kernel's source names `name` followed by '(' (NVRTC tells, once it
@@ -863,21 +954,22 @@ std::optional<NvrtcOutput> unpack(std::string_view bytes) {
 }
 
 // Runs NVRTC on `text` (the kernel's file, as `files[0]` is named) with the headers `files[1..]`.
-NvrtcOutput run_nvrtc(const std::string& text, const std::vector<SourceFile>& files, const std::string& kernel,
-                      const std::string& arch) {
+NvrtcOutput run_nvrtc(const std::string& text, const std::vector<SourceFile>& files,
+                      const std::string& kernel, const std::string& arch) {
   std::vector<const char*> headers, names;
   for (size_t i = 1; i < files.size(); ++i) {
     headers.push_back(files[i].compiled.c_str());
     names.push_back(files[i].nvrtc_name.c_str());
   }
   Program prog;
-  check(nvrtc().create(&prog.p, text.c_str(), files[0].nvrtc_name.c_str(), static_cast<int>(headers.size()),
-                       headers.data(), names.data()),
+  check(nvrtc().create(&prog.p, text.c_str(), files[0].nvrtc_name.c_str(),
+                       static_cast<int>(headers.size()), headers.data(), names.data()),
         "nvrtcCreateProgram");
   check(nvrtc().add_name(prog.p, kernel.c_str()), "nvrtcAddNameExpression");
   std::string arch_option = "--gpu-architecture=" + arch;
   // -no-source-include: no folder to search, not even the kernel's; every header is in `headers`.
-  const char* options[] = {arch_option.c_str(), "--std=c++17", "-default-device", "-lineinfo", "-no-source-include"};
+  const char* options[] = {arch_option.c_str(), "--std=c++17", "-default-device", "-lineinfo",
+                           "-no-source-include"};
   NvrtcOutput out;
   out.result = nvrtc().compile(prog.p, static_cast<int>(std::size(options)), options);
   size_t log_size = 0;
@@ -885,16 +977,20 @@ NvrtcOutput run_nvrtc(const std::string& text, const std::vector<SourceFile>& fi
   out.log.assign(log_size, '\0');
   if (log_size) check(nvrtc().log(prog.p, out.log.data()), "nvrtcGetProgramLog");
   if (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
-  if (out.log.size() > kLogBytes) out.log.resize(out.log.rfind('\n', kLogBytes) + 1);  // whole lines; npos+1 == 0
+  if (out.log.size() > kLogBytes)
+    out.log.resize(out.log.rfind('\n', kLogBytes) + 1);  // whole lines; npos+1 == 0
   const char* lowered = nullptr;
-  if (out.result != NVRTC_SUCCESS || nvrtc().lowered(prog.p, kernel.c_str(), &lowered) != NVRTC_SUCCESS || !lowered)
+  if (out.result != NVRTC_SUCCESS ||
+      nvrtc().lowered(prog.p, kernel.c_str(), &lowered) != NVRTC_SUCCESS || !lowered)
     return out;
   out.lowered = lowered;
   size_t size = 0;
   bool cubin = arch.starts_with("sm_");
-  check(cubin ? nvrtc().cubin_size(prog.p, &size) : nvrtc().ptx_size(prog.p, &size), "nvrtcGet*Size");
+  check(cubin ? nvrtc().cubin_size(prog.p, &size) : nvrtc().ptx_size(prog.p, &size),
+        "nvrtcGet*Size");
   out.image.resize(size);
-  check(cubin ? nvrtc().cubin(prog.p, out.image.data()) : nvrtc().ptx(prog.p, out.image.data()), "nvrtcGetCUBIN");
+  check(cubin ? nvrtc().cubin(prog.p, out.image.data()) : nvrtc().ptx(prog.p, out.image.data()),
+        "nvrtcGetCUBIN");
   return out;
 }
 
@@ -902,18 +998,21 @@ NvrtcOutput run_nvrtc(const std::string& text, const std::vector<SourceFile>& fi
 // experiment's, and a compiler can be made to use any amount of memory and time. A bound that
 // stops it is the kernel's error (in `diags`); a failure of this machine is a RunError.
 std::optional<NvrtcOutput> compile_in_child(const UserKernel& k, const std::string& text,
-                                            const std::vector<SourceFile>& files, const std::string& arch,
-                                            Diagnostics& diags) {
+                                            const std::vector<SourceFile>& files,
+                                            const std::string& arch, Diagnostics& diags) {
   nvrtc();  // loaded here, once, not in every child
-  ChildResult child = run_bounded([&] { return pack(run_nvrtc(text, files, k.name, arch)); },
-                                  {limits::kCompileMemoryBytes, limits::kCompileCpuSeconds, kCompileOutputBytes});
+  ChildResult child =
+      run_bounded([&] { return pack(run_nvrtc(text, files, k.name, arch)); },
+                  {limits::kCompileMemoryBytes, limits::kCompileCpuSeconds, kCompileOutputBytes});
   if (child.outcome == ChildResult::failed)
     throw RunError(fmt::format("compiling kernel '{}': {}", k.name, child.why));
-  std::optional<NvrtcOutput> out = child.outcome == ChildResult::ok ? unpack(child.bytes) : std::nullopt;
+  std::optional<NvrtcOutput> out =
+      child.outcome == ChildResult::ok ? unpack(child.bytes) : std::nullopt;
   if (child.outcome == ChildResult::ok && !out)
     throw RunError(fmt::format("compiling kernel '{}': its output came back cut short", k.name));
   if (out && out->result == NVRTC_ERROR_OUT_OF_MEMORY)
-    child.why = fmt::format("NVRTC ran out of memory (it may use {} MiB)", limits::kCompileMemoryBytes >> 20);
+    child.why = fmt::format("NVRTC ran out of memory (it may use {} MiB)",
+                            limits::kCompileMemoryBytes >> 20);
   if (!out || out->result == NVRTC_ERROR_OUT_OF_MEMORY) {
     diags.error(k.loc, fmt::format("kernel '{}': compiling it was stopped: {}", k.name, child.why));
     return std::nullopt;
@@ -923,19 +1022,25 @@ std::optional<NvrtcOutput> compile_in_child(const UserKernel& k, const std::stri
 
 // Compiles one kernel; the image and its lowered (mangled) name. Errors in `diags`; the texts
 // they point into in `shown`.
-std::pair<std::string, std::string> compile(const Experiment& exp, const UserKernel& k, const std::string& arch,
-                                            Diagnostics& diags, ShownTexts& shown) {
+std::pair<std::string, std::string> compile(const Experiment& exp, const UserKernel& k,
+                                            const std::string& arch, Diagnostics& diags,
+                                            ShownTexts& shown) {
   size_t before = diags.count();
-  std::vector<SourceFile> files = read_sources(exp, k, diags, false);  // the texts load read and vetted
+  std::vector<SourceFile> files =
+      read_sources(exp, k, diags, false);  // the texts load read and vetted
   remember(files, shown);
   if (diags.count() != before) return {};
-  // NVRTC would report a missing function as an error in its own name expression, at no useful line.
+  // NVRTC would report a missing function as an error in its own name expression, at no useful
+  // line.
   if (!names_function(files, k.name)) {
-    diags.error(k.loc, fmt::format("kernel '{}': the source defines no __global__ function named '{}'", k.name, k.name));
+    diags.error(k.loc,
+                fmt::format("kernel '{}': the source defines no __global__ function named '{}'",
+                            k.name, k.name));
     return {};
   }
   // #line makes the compiler number the lines as the experiment (or the kernel's file) does.
-  std::string text = fmt::format("#line {} \"{}\"\n{}", k.first_line, files[0].nvrtc_name, files[0].compiled);
+  std::string text =
+      fmt::format("#line {} \"{}\"\n{}", k.first_line, files[0].nvrtc_name, files[0].compiled);
   std::optional<NvrtcOutput> out = compile_in_child(k, text, files, arch, diags);
   if (!out) return {};
   if (out->result != NVRTC_SUCCESS) {
@@ -943,7 +1048,9 @@ std::pair<std::string, std::string> compile(const Experiment& exp, const UserKer
     return {};
   }
   if (out->lowered.empty()) {
-    diags.error(k.loc, fmt::format("kernel '{}': the source defines no __global__ function named '{}'", k.name, k.name));
+    diags.error(k.loc,
+                fmt::format("kernel '{}': the source defines no __global__ function named '{}'",
+                            k.name, k.name));
     return {};
   }
   return {std::move(out->image), std::move(out->lowered)};
@@ -953,7 +1060,8 @@ std::pair<std::string, std::string> compile(const Experiment& exp, const UserKer
 template <class TextOf>
 std::string format_each(const Diagnostics& diags, TextOf text_of) {
   std::string out;
-  std::map<std::string, SourceLines, std::less<>> lines;  // one index per file, however many diagnostics
+  std::map<std::string, SourceLines, std::less<>>
+      lines;  // one index per file, however many diagnostics
   for (const auto& d : diags.items()) {
     auto it = lines.find(d.loc.file);
     if (it == lines.end()) it = lines.emplace(d.loc.file, SourceLines(text_of(d))).first;
@@ -989,8 +1097,11 @@ struct LoadedKernel {
 
 void load_user_kernels(LoadContext& ctx, const YAML::Node& node) {
   if (!node.IsDefined()) return;
-  if (!node.IsMap()) return ctx.error(node, fmt::format("kernels: expected a mapping of NAME: {{source | file, params}}, "
-                                                        "got {}", describe_node(node)));
+  if (!node.IsMap())
+    return ctx.error(node,
+                     fmt::format("kernels: expected a mapping of NAME: {{source | file, params}}, "
+                                 "got {}",
+                                 describe_node(node)));
   for (const auto& entry : node) read_kernel(ctx, entry.first, entry.second);
 }
 
@@ -1019,11 +1130,14 @@ std::vector<std::string> user_kernel_files(const Experiment& exp) {
 
 bool is_user_kernel(const Op& op) { return op.kernel >= kUserKernelBase; }
 
-const UserKernel& user_kernel(const Experiment& exp, const Op& op) { return exp.kernels[op.kernel - kUserKernelBase]; }
+const UserKernel& user_kernel(const Experiment& exp, const Op& op) {
+  return exp.kernels[op.kernel - kUserKernelBase];
+}
 
 std::vector<KernelParam> user_params(const UserKernel& k) {
   std::vector<KernelParam> out;
-  for (const auto& p : k.params) out.push_back({p.name, static_cast<ParamKind>(p.kind), elem_type_name(p.type)});
+  for (const auto& p : k.params)
+    out.push_back({p.name, static_cast<ParamKind>(p.kind), elem_type_name(p.type)});
   return out;
 }
 
@@ -1031,14 +1145,16 @@ std::vector<std::string> compile_user_kernels(const Experiment& exp, const std::
   Diagnostics diags;
   ShownTexts shown;
   std::vector<std::string> images;
-  for (const UserKernel& k : exp.kernels) images.push_back(compile(exp, k, arch, diags, shown).first);
+  for (const UserKernel& k : exp.kernels)
+    images.push_back(compile(exp, k, arch, diags, shown).first);
   throw_if_errors(exp, std::move(diags), shown);
   return images;
 }
 
 void prepare_user_kernel(CudaState& s, const Op& op) {
   const UserKernel& k = user_kernel(s.exp, op);
-  auto& slot = s.libraries["kernel:" + k.name];  // one compilation per kernel, however many launches
+  auto& slot =
+      s.libraries["kernel:" + k.name];  // one compilation per kernel, however many launches
   if (slot) {
     s.prepared[&op] = slot;
     return;
@@ -1052,7 +1168,8 @@ void prepare_user_kernel(CudaState& s, const Op& op) {
   auto [image, lowered] = compile(s.exp, k, fmt::format("sm_{}{}", p.major, p.minor), diags, shown);
   throw_if_errors(s.exp, std::move(diags), shown);
   auto loaded = std::make_shared<LoadedKernel>();
-  STREAMLAB_CUDA(cudaLibraryLoadData(&loaded->library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  STREAMLAB_CUDA(cudaLibraryLoadData(&loaded->library, image.data(), nullptr, nullptr, 0, nullptr,
+                                     nullptr, 0));
   STREAMLAB_CUDA(cudaLibraryGetKernel(&loaded->kernel, loaded->library, lowered.c_str()));
   slot = std::move(loaded);
   s.prepared[&op] = slot;
@@ -1072,18 +1189,25 @@ void launch_user_kernel(CudaState& s, const Op& op) {
   void* args[kMaxUserParams];
   for (size_t i = 0; i < k.params.size(); ++i) {
     const UserKernelParam& p = k.params[i];
-    if (is_buffer_param(static_cast<ParamKind>(p.kind))) slots[i].ptr = s.at(op.args[i].range);
-    else if (p.type == ElemType::int32) slots[i].i32 = static_cast<int32_t>(op.args[i].scalar);
-    else if (p.type == ElemType::int64) slots[i].i64 = op.args[i].scalar;
-    else if (p.type == ElemType::float32) slots[i].f32 = static_cast<float>(op.args[i].real);
-    else slots[i].f64 = op.args[i].real;
+    if (is_buffer_param(static_cast<ParamKind>(p.kind)))
+      slots[i].ptr = s.at(op.args[i].range);
+    else if (p.type == ElemType::int32)
+      slots[i].i32 = static_cast<int32_t>(op.args[i].scalar);
+    else if (p.type == ElemType::int64)
+      slots[i].i64 = op.args[i].scalar;
+    else if (p.type == ElemType::float32)
+      slots[i].f32 = static_cast<float>(op.args[i].real);
+    else
+      slots[i].f64 = op.args[i].real;
     args[i] = &slots[i];
   }
   auto dim = [](const std::array<int64_t, 3>& d) {
-    return dim3(static_cast<unsigned>(d[0]), static_cast<unsigned>(d[1]), static_cast<unsigned>(d[2]));
+    return dim3(static_cast<unsigned>(d[0]), static_cast<unsigned>(d[1]),
+                static_cast<unsigned>(d[2]));
   };
-  cudaError_t e = cudaLaunchKernel(reinterpret_cast<const void*>(loaded.kernel), dim(op.grid), dim(op.block), args,
-                                   static_cast<size_t>(op.shared_bytes), s.streams[op.stream]);
+  cudaError_t e =
+      cudaLaunchKernel(reinterpret_cast<const void*>(loaded.kernel), dim(op.grid), dim(op.block),
+                       args, static_cast<size_t>(op.shared_bytes), s.streams[op.stream]);
   if (e != cudaSuccess) throw CudaError(e, fmt::format("launch of user kernel {}", k.name));
 }
 

@@ -24,7 +24,8 @@ namespace {
 std::string check_output(const std::string& text, const std::string& file) {
   Experiment exp = load_string(text, file);
   Findings findings = analyze(exp);
-  return format_findings(findings, exp.source) + "summary: " + format_counts(count_findings(findings)) + "\n";
+  return format_findings(findings, exp.source) +
+         "summary: " + format_counts(count_findings(findings)) + "\n";
 }
 
 int count_code(const Findings& f, std::string_view code) {
@@ -62,7 +63,8 @@ TEST_CASE("analyze: every shipped experiment is clean, or acknowledges exactly w
 }
 
 TEST_CASE("analyze: a race names both ops, the overlap and the event that would order them") {
-  Findings f = analyze(load_file((source_dir() / "tests/analyze/16_overlapping_ranges.yaml").string()));
+  Findings f =
+      analyze(load_file((source_dir() / "tests/analyze/16_overlapping_ranges.yaml").string()));
   REQUIRE(f.items().size() == 1);
   const Finding& race = f.items()[0];
   CHECK(race.code == "race");
@@ -110,12 +112,19 @@ TEST_CASE("analyze: a generated experiment of 16 streams orders what its events 
   yaml += "buffers: {d: {type: float32, count: 16384, memory: device}}\nops:\n";
   for (int k = 0; k < 16; ++k) {
     int next = (k + 1) % 16;
-    yaml += fmt::format("  - launch: {{kernel: fill, grid: 4, block: 256, stream: 's[{}]', args: {{out: {{buffer: d, "
-                        "offset: {}, count: 1024}}, value: 1}}}}\n", k, k * 1024);
+    yaml += fmt::format(
+        "  - launch: {{kernel: fill, grid: 4, block: 256, stream: 's[{}]', args: {{out: {{buffer: "
+        "d, "
+        "offset: {}, count: 1024}}, value: 1}}}}\n",
+        k, k * 1024);
     yaml += fmt::format("  - eventRecord: {{event: e{}, stream: 's[{}]'}}\n", k, k);
-    if (k != 7) yaml += fmt::format("  - streamWaitEvent: {{stream: 's[{}]', event: e{}}}\n", next, k);
-    yaml += fmt::format("  - launch: {{kernel: scale, grid: 4, block: 256, stream: 's[{}]', args: {{x: {{buffer: d, "
-                        "offset: {}, count: 1024}}, factor: 2}}}}\n", next, k * 1024);
+    if (k != 7)
+      yaml += fmt::format("  - streamWaitEvent: {{stream: 's[{}]', event: e{}}}\n", next, k);
+    yaml += fmt::format(
+        "  - launch: {{kernel: scale, grid: 4, block: 256, stream: 's[{}]', args: {{x: {{buffer: "
+        "d, "
+        "offset: {}, count: 1024}}, factor: 2}}}}\n",
+        next, k * 1024);
   }
   Findings f = analyze(load_string(yaml, "ring.yaml"));
   CHECK(count_code(f, "race") == 1);  // only the one wait left out
@@ -132,14 +141,27 @@ namespace {
 
 struct RandomOp {
   std::string yaml;
-  enum Kind { write, update, copy, record, wait, sync_stream, sync_device, sync_event, memset_sync } kind;
-  int stream = 0, event = 0, dst = 0, src = 0;  // buffers are chunks: 0..3 = b0 low/high, b1 low/high
+  enum Kind {
+    write,
+    update,
+    copy,
+    record,
+    wait,
+    sync_stream,
+    sync_device,
+    sync_event,
+    memset_sync
+  } kind;
+  int stream = 0, event = 0, dst = 0,
+      src = 0;  // buffers are chunks: 0..3 = b0 low/high, b1 low/high
 };
 
 const char* kStreams[] = {"legacy", "s1", "s2", "nb", "per_thread"};
 bool blocking(int s) { return s == 1 || s == 2 || s == 4; }
 
-std::string chunk(int c) { return fmt::format("{{buffer: b{}, offset: {}, count: 256}}", c / 2, (c % 2) * 256); }
+std::string chunk(int c) {
+  return fmt::format("{{buffer: b{}, offset: {}, count: 256}}", c / 2, (c % 2) * 256);
+}
 
 RandomOp random_op(uint64_t& state) {
   auto next = [&](int n) {
@@ -153,21 +175,34 @@ RandomOp random_op(uint64_t& state) {
   const char* s = kStreams[op.stream];
   switch (op.kind) {
     case RandomOp::write:
-      op.yaml = fmt::format("launch: {{kernel: fill, grid: 1, block: 256, stream: {}, args: {{out: {}, value: 1}}}}", s,
-                            chunk(op.dst));
+      op.yaml = fmt::format(
+          "launch: {{kernel: fill, grid: 1, block: 256, stream: {}, args: {{out: {}, value: 1}}}}",
+          s, chunk(op.dst));
       break;
     case RandomOp::update:
-      op.yaml = fmt::format("launch: {{kernel: scale, grid: 1, block: 256, stream: {}, args: {{x: {}, factor: 2}}}}", s,
-                            chunk(op.dst));
+      op.yaml = fmt::format(
+          "launch: {{kernel: scale, grid: 1, block: 256, stream: {}, args: {{x: {}, factor: 2}}}}",
+          s, chunk(op.dst));
       break;
     case RandomOp::copy:
-      op.yaml = fmt::format("memcpyAsync: {{dst: {}, src: {}, stream: {}}}", chunk(op.dst), chunk(op.src), s);
+      op.yaml = fmt::format("memcpyAsync: {{dst: {}, src: {}, stream: {}}}", chunk(op.dst),
+                            chunk(op.src), s);
       break;
-    case RandomOp::record: op.yaml = fmt::format("eventRecord: {{event: e{}, stream: {}}}", op.event, s); break;
-    case RandomOp::wait: op.yaml = fmt::format("streamWaitEvent: {{stream: {}, event: e{}}}", s, op.event); break;
-    case RandomOp::sync_stream: op.yaml = fmt::format("streamSynchronize: {{stream: {}}}", s); break;
-    case RandomOp::sync_device: op.yaml = "deviceSynchronize: {}"; break;
-    case RandomOp::sync_event: op.yaml = fmt::format("eventSynchronize: {{event: e{}}}", op.event); break;
+    case RandomOp::record:
+      op.yaml = fmt::format("eventRecord: {{event: e{}, stream: {}}}", op.event, s);
+      break;
+    case RandomOp::wait:
+      op.yaml = fmt::format("streamWaitEvent: {{stream: {}, event: e{}}}", s, op.event);
+      break;
+    case RandomOp::sync_stream:
+      op.yaml = fmt::format("streamSynchronize: {{stream: {}}}", s);
+      break;
+    case RandomOp::sync_device:
+      op.yaml = "deviceSynchronize: {}";
+      break;
+    case RandomOp::sync_event:
+      op.yaml = fmt::format("eventSynchronize: {{event: e{}}}", op.event);
+      break;
     case RandomOp::memset_sync:
       op.stream = 0;
       op.yaml = fmt::format("memset: {{dst: {}, value: 0}}", chunk(op.dst));
@@ -191,7 +226,7 @@ std::set<std::pair<int, int>> model_races(const std::vector<RandomOp>& ops) {
     if (i > 0) edges[2 * (i - 1)].push_back(2 * i);  // PO
     if (on_device(i)) {
       int s = op.stream, d = 2 * i + 1;
-      edges[2 * i].push_back(d);                                      // issue
+      edges[2 * i].push_back(d);                                                  // issue
       if (last_in_stream[s] >= 0) edges[2 * last_in_stream[s] + 1].push_back(d);  // SO
       if (s == 0)  // LEG: the legacy op waits for every earlier op of blocking streams
         for (int b = 1; b < 5; ++b)
@@ -199,7 +234,8 @@ std::set<std::pair<int, int>> model_races(const std::vector<RandomOp>& ops) {
             for (int j : stream_ops[b]) edges[2 * j + 1].push_back(d);
       if (blocking(s))  // and blocking streams' later ops wait for it
         for (int j : stream_ops[0]) edges[2 * j + 1].push_back(d);
-      if (op.kind == RandomOp::wait && last_record[op.event] >= 0) edges[2 * last_record[op.event] + 1].push_back(d);
+      if (op.kind == RandomOp::wait && last_record[op.event] >= 0)
+        edges[2 * last_record[op.event] + 1].push_back(d);
       if (op.kind == RandomOp::record) last_record[op.event] = i;
       last_in_stream[s] = i;
       stream_ops[s].push_back(i);
@@ -229,10 +265,18 @@ std::set<std::pair<int, int>> model_races(const std::vector<RandomOp>& ops) {
   auto accesses = [&](int i) {
     std::vector<std::pair<int, bool>> out;
     switch (ops[i].kind) {
-      case RandomOp::write: case RandomOp::memset_sync: out = {{ops[i].dst, true}}; break;
-      case RandomOp::update: out = {{ops[i].dst, false}, {ops[i].dst, true}}; break;
-      case RandomOp::copy: out = {{ops[i].src, false}, {ops[i].dst, true}}; break;
-      default: break;
+      case RandomOp::write:
+      case RandomOp::memset_sync:
+        out = {{ops[i].dst, true}};
+        break;
+      case RandomOp::update:
+        out = {{ops[i].dst, false}, {ops[i].dst, true}};
+        break;
+      case RandomOp::copy:
+        out = {{ops[i].src, false}, {ops[i].dst, true}};
+        break;
+      default:
+        break;
     }
     return out;
   };
@@ -247,14 +291,17 @@ std::set<std::pair<int, int>> model_races(const std::vector<RandomOp>& ops) {
 
 }  // namespace
 
-TEST_CASE("analyze: races found by vector clocks are those of the brute-force happens-before graph") {
+TEST_CASE(
+    "analyze: races found by vector clocks are those of the brute-force happens-before graph") {
   uint64_t state = 2026;
   int with_races = 0;
   for (int trial = 0; trial < 300; ++trial) {
     std::vector<RandomOp> ops;
-    std::string yaml = "name: random\nstreams: {s1: {}, s2: {}, nb: {flags: non-blocking}}\nevents: {e0: {}, e1: {}}\n"
-                       "buffers:\n  b0: {type: float32, count: 512, memory: device}\n"
-                       "  b1: {type: float32, count: 512, memory: device}\nops:\n";
+    std::string yaml =
+        "name: random\nstreams: {s1: {}, s2: {}, nb: {flags: non-blocking}}\nevents: {e0: {}, e1: "
+        "{}}\n"
+        "buffers:\n  b0: {type: float32, count: 512, memory: device}\n"
+        "  b1: {type: float32, count: 512, memory: device}\nops:\n";
     for (int i = 0; i < 14; ++i) {
       ops.push_back(random_op(state));
       yaml += "  - " + ops.back().yaml + "\n";

@@ -8,7 +8,9 @@
 using namespace streamlab;
 using namespace streamlab::test;
 
-TEST_CASE("checks: close, value, checksum and reference pass on right contents and name the first wrong element") {
+TEST_CASE(
+    "checks: close, value, checksum and reference pass on right contents and name the first wrong "
+    "element") {
   auto e = load_string(R"(name: c
 buffers:
   x: {type: float32, count: 8, memory: device, init: sequence}
@@ -32,23 +34,26 @@ checks:
   - checksum: {buffer: y, sum: 64}
   - checksum: {buffer: n, sum: 13}
   - equal: {a: {buffer: x, offset: 4}, b: {buffer: h, offset: 4}}
-)", "c.yaml");
+)",
+                       "c.yaml");
   RunRecord run = run_on_host(e);
   REQUIRE(run.checks.size() == 9);
   std::vector<std::pair<std::string, std::string>> got;
   for (const auto& c : run.checks) got.emplace_back(c.title, c.passed ? "passed" : c.detail);
   // y = 2x + 1 = 1, 3, ..., 15 (sum 64); r = 2x = 0, 2, ..., 14; y - r = 1.
-  CHECK(got == std::vector<std::pair<std::string, std::string>>{
-                   {"reference(saxpy of 'axpy')", "passed"},
-                   {"reference(scale of 'twice')", "passed"},
-                   {"close(y, r)", "passed"},
-                   {"close(y, r)", "r[0] = 0, expected 1 (= y[0]) within rtol 1e-05, atol 1e-08; 8 of 8 elements differ"},
-                   {"value(y[2:3] == 5)", "passed"},
-                   {"value(n == 4)", "n[0] = 3, expected 4; 4 of 4 elements differ"},
-                   {"checksum(sum of y == 64)", "passed"},
-                   {"checksum(sum of n == 13)", "the sum is 12, expected 13"},
-                   {"equal(x[4:8], h[4:8])", "passed"},
-               });
+  CHECK(got ==
+        std::vector<std::pair<std::string, std::string>>{
+            {"reference(saxpy of 'axpy')", "passed"},
+            {"reference(scale of 'twice')", "passed"},
+            {"close(y, r)", "passed"},
+            {"close(y, r)",
+             "r[0] = 0, expected 1 (= y[0]) within rtol 1e-05, atol 1e-08; 8 of 8 elements differ"},
+            {"value(y[2:3] == 5)", "passed"},
+            {"value(n == 4)", "n[0] = 3, expected 4; 4 of 4 elements differ"},
+            {"checksum(sum of y == 64)", "passed"},
+            {"checksum(sum of n == 13)", "the sum is 12, expected 13"},
+            {"equal(x[4:8], h[4:8])", "passed"},
+        });
 }
 
 TEST_CASE("checks: a reference check catches a kernel whose output was overwritten") {
@@ -62,7 +67,9 @@ ops:
   - memset: {dst: {buffer: o, offset: 3}, value: 0}
 checks:
   - reference: {launch: add}
-)", "c.yaml");
+)",
+                       "c.yaml");
   RunRecord run = run_on_host(e);
-  CHECK(run.checks[0].detail == "o[3] = 0, expected 5 (host reference of vector_add); 1 of 4 elements differ");
+  CHECK(run.checks[0].detail ==
+        "o[3] = 0, expected 5 (host reference of vector_add); 1 of 4 elements differ");
 }

@@ -19,7 +19,7 @@ TEST_CASE("CUPTI join: activities land on their op through the correlation of th
       {12, activity_key(1, 1)},  // an earlier repetition: ignored
   };
   std::vector<DeviceActivity> activities = {
-      {10, t0 + 500'000, t0 + 1'500'000},  // op 0: 0.5 .. 1.5 ms
+      {10, t0 + 500'000, t0 + 1'500'000},    // op 0: 0.5 .. 1.5 ms
       {11, t0 + 2'000'000, t0 + 2'250'000},  // op 2 in two pieces (a staged pageable copy)
       {11, t0 + 2'500'000, t0 + 3'000'000},
       {12, t0 + 100'000, t0 + 200'000},  // earlier repetition
@@ -42,13 +42,16 @@ TEST_CASE("device span: NaN when no op has a device interval") {
   CHECK(std::isnan(rep.device_span_ms));
 }
 
-TEST_CASE("CUPTI timer: a missing library is a run error that says where it looked and what to do") {
+TEST_CASE(
+    "CUPTI timer: a missing library is a run error that says where it looked and what to do") {
   setenv("STREAMLAB_CUPTI", "/nonexistent/libcupti.so.13", 1);
   Experiment e = load_string("name: x\nops: []\n", "x.yaml");
-  CHECK_THROWS_WITH_AS(make_cupti_timer(e),
-                       "--timer cupti: CUPTI (libcupti.so.13) could not be loaded: tried /nonexistent/libcupti.so.13 "
-                       "(last: /nonexistent/libcupti.so.13: cannot open shared object file: No such file or "
-                       "directory); install it or set STREAMLAB_CUPTI to its path, or use --timer events",
-                       RunError);
+  CHECK_THROWS_WITH_AS(
+      make_cupti_timer(e),
+      "--timer cupti: CUPTI (libcupti.so.13) could not be loaded: tried "
+      "/nonexistent/libcupti.so.13 "
+      "(last: /nonexistent/libcupti.so.13: cannot open shared object file: No such file or "
+      "directory); install it or set STREAMLAB_CUPTI to its path, or use --timer events",
+      RunError);
   unsetenv("STREAMLAB_CUPTI");
 }

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "runner/check/expect.hpp"
-#include "runner/execute/execute.hpp"
 #include "runner/check/figures.hpp"
+#include "runner/execute/execute.hpp"
 #include "runner/load/load.hpp"
 
 using namespace streamlab;
@@ -48,24 +48,32 @@ ExpectationResult only(const Experiment& e, RunRecord run) {
 }  // namespace
 
 TEST_CASE("expectations: a condition over medians passes or fails, with every operand's value") {
-  auto pass = only(experiment("  - \"overlap(a, b) >= 0.5 * duration(a) and span() < 3\"\n"), measured());
+  auto pass =
+      only(experiment("  - \"overlap(a, b) >= 0.5 * duration(a) and span() < 3\"\n"), measured());
   CHECK(pass.status == ExpectationResult::Status::passed);
   CHECK(pass.detail == "overlap(a, b) = 0.5 ms, duration(a) = 1 ms, span() = 2.1 ms");
-  auto fail = only(experiment("  - \"gpu_span() <= 1.25 * max(duration(a), duration(b))\"\n"), measured());
+  auto fail =
+      only(experiment("  - \"gpu_span() <= 1.25 * max(duration(a), duration(b))\"\n"), measured());
   CHECK(fail.status == ExpectationResult::Status::failed);
   CHECK(fail.detail == "gpu_span() = 2 ms, duration(a) = 1 ms, duration(b) = 1.5 ms");
   CHECK(fail.loc.line == 8);
 }
 
 TEST_CASE("expectations: arithmetic, params, precedence, not and or") {
-  CHECK(only(experiment("  - \"N / 2 + 1 == 33\"\n"), measured()).status == ExpectationResult::Status::passed);
-  CHECK(only(experiment("  - \"-2 * -3 == 6 and not (1 > 2)\"\n"), measured()).status == ExpectationResult::Status::passed);
-  CHECK(only(experiment("  - \"1 > 2 or abs(-1) == 1\"\n"), measured()).status == ExpectationResult::Status::passed);
-  CHECK(only(experiment("  - \"stream_busy(s2) == 1.5\"\n"), measured()).status == ExpectationResult::Status::passed);
-  CHECK(only(experiment("  - \"N > 100\"\n"), measured("host")).status == ExpectationResult::Status::failed);
+  CHECK(only(experiment("  - \"N / 2 + 1 == 33\"\n"), measured()).status ==
+        ExpectationResult::Status::passed);
+  CHECK(only(experiment("  - \"-2 * -3 == 6 and not (1 > 2)\"\n"), measured()).status ==
+        ExpectationResult::Status::passed);
+  CHECK(only(experiment("  - \"1 > 2 or abs(-1) == 1\"\n"), measured()).status ==
+        ExpectationResult::Status::passed);
+  CHECK(only(experiment("  - \"stream_busy(s2) == 1.5\"\n"), measured()).status ==
+        ExpectationResult::Status::passed);
+  CHECK(only(experiment("  - \"N > 100\"\n"), measured("host")).status ==
+        ExpectationResult::Status::failed);
 }
 
-TEST_CASE("expectations: about GPU time, never passed on the host backend or without a device timer") {
+TEST_CASE(
+    "expectations: about GPU time, never passed on the host backend or without a device timer") {
   auto host = only(experiment("  - \"span() < 100\"\n"), measured("host"));
   CHECK(host.status == ExpectationResult::Status::not_evaluated);
   CHECK(host.detail == "the host backend measures no GPU time");

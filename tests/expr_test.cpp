@@ -55,7 +55,8 @@ TEST_CASE("expressions: errors point at their offset") {
   e = error_of("(N+1");
   CHECK(e.offset == 0);
   CHECK(e.message == "unbalanced '(': expected ')'");
-  CHECK(error_of("N+").message == "expected a number, a parameter name or '(' at the end of the expression");
+  CHECK(error_of("N+").message ==
+        "expected a number, a parameter name or '(' at the end of the expression");
   CHECK(error_of("N)").message == "unexpected ')' in expression");
   CHECK(error_of("").message == "expected an integer expression, got nothing");
   CHECK(error_of("1.5").message == "expected an integer (expressions take whole numbers only)");
@@ -63,9 +64,11 @@ TEST_CASE("expressions: errors point at their offset") {
 }
 
 TEST_CASE("expressions: every step is checked for overflow") {
-  CHECK(error_of("9223372036854775807+1").message == "integer overflow (the result does not fit in 64 bits)");
+  CHECK(error_of("9223372036854775807+1").message ==
+        "integer overflow (the result does not fit in 64 bits)");
   CHECK(error_of("4611686018427387904*2").offset == 19);
-  CHECK(error_of("-9223372036854775807-2").message == "integer overflow (the result does not fit in 64 bits)");
+  CHECK(error_of("-9223372036854775807-2").message ==
+        "integer overflow (the result does not fit in 64 bits)");
   CHECK(error_of("99999999999999999999").message == "integer literal does not fit in 64 bits");
   CHECK(value_of("3037000499*3037000499") == 9223372030926249001);
 }

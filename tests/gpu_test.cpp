@@ -8,23 +8,23 @@
 #include "ops/kernels/kernel.hpp"
 #include "ops/op_kind.hpp"
 #include "runner/analyze/analyze.hpp"
-#include "runner/execute/backend.hpp"
-#include "runner/context/device_timer.hpp"
-#include "runner/execute/execute.hpp"
 #include "runner/check/figures.hpp"
+#include "runner/context/device_timer.hpp"
+#include "runner/execute/backend.hpp"
+#include "runner/execute/execute.hpp"
 #include "runner/load/load.hpp"
 #include "tests/test_support.hpp"
 
 using namespace streamlab;
 using namespace streamlab::test;
 
-#define SKIP_WITHOUT_GPU()                                   \
-  do {                                                       \
-    std::string why_;                                        \
-    if (!have_gpu(&why_)) {                                  \
-      MESSAGE("skipped: no CUDA device (" << why_ << ")");   \
-      return;                                                \
-    }                                                        \
+#define SKIP_WITHOUT_GPU()                                 \
+  do {                                                     \
+    std::string why_;                                      \
+    if (!have_gpu(&why_)) {                                \
+      MESSAGE("skipped: no CUDA device (" << why_ << ")"); \
+      return;                                              \
+    }                                                      \
   } while (0)
 
 namespace {
@@ -50,16 +50,17 @@ std::vector<TimerChoice> both_timers() {
   return {TimerChoice::events};
 }
 
-#define SKIP_WITHOUT_CUPTI()                                          \
-  do {                                                                \
-    if (!cupti_unavailable().empty()) {                               \
+#define SKIP_WITHOUT_CUPTI()                                                  \
+  do {                                                                        \
+    if (!cupti_unavailable().empty()) {                                       \
       MESSAGE("skipped: CUPTI cannot trace (" << cupti_unavailable() << ")"); \
-      return;                                                         \
-    }                                                                 \
+      return;                                                                 \
+    }                                                                         \
   } while (0)
 
 // Final contents of every buffer after one run on `backend`.
-std::vector<std::vector<std::byte>> run_and_read(const Experiment& e, Backend& backend, RunRecord& run) {
+std::vector<std::vector<std::byte>> run_and_read(const Experiment& e, Backend& backend,
+                                                 RunRecord& run) {
   run = run_experiment(e, backend, {2, 1, {}});
   std::vector<std::vector<std::byte>> out;
   for (size_t i = 0; i < e.buffers.size(); ++i) {
@@ -70,7 +71,8 @@ std::vector<std::vector<std::byte>> run_and_read(const Experiment& e, Backend& b
     try {
       auto c = backend.contents(static_cast<int>(i));
       out.emplace_back(c.begin(), c.end());
-    } catch (const ContentsUnavailable&) {  // the host backend skipped what writes it (a user kernel)
+    } catch (
+        const ContentsUnavailable&) {  // the host backend skipped what writes it (a user kernel)
       out.emplace_back();
     }
   }
@@ -88,7 +90,9 @@ bool has_acknowledged_race(const Experiment& e) {
 // not cuBLAS and cuDNN (their own order of float additions; references compare within tolerances),
 // not user kernels (the host backend cannot run them).
 bool host_differs(const Op& op) {
-  if (op.kind->name == "gemm" || op.kind->name == "convolutionForward" || op.kernel >= kUserKernelBase) return true;
+  if (op.kind->name == "gemm" || op.kind->name == "convolutionForward" ||
+      op.kernel >= kUserKernelBase)
+    return true;
   if (op.kernel >= 0 && kernel_table()[op.kernel].name == "transpose_tiled_nobarrier") return true;
   for (const Op& b : op.body)
     if (host_differs(b)) return true;
@@ -125,7 +129,8 @@ TEST_SUITE("gpu") {
         LoadOptions o;
         if (has_n) o.overrides = {{"N", n}};
         Experiment e = load_file(path.string(), o);
-        if (has_acknowledged_race(e)) {  // experiments/races: wrong results on purpose (bench/run_gpu.sh runs them)
+        if (has_acknowledged_race(
+                e)) {  // experiments/races: wrong results on purpose (bench/run_gpu.sh runs them)
           MESSAGE("skipped, a race on purpose: ", path.string());
           break;
         }
@@ -141,8 +146,11 @@ TEST_SUITE("gpu") {
           INFO(gpu_run.checks[c].title, ": ", gpu_run.checks[c].detail);
           CHECK(gpu_run.checks[c].evaluated);
           if (e.checks[c].expect_mismatch) continue;
-          if (host_run.checks[c].evaluated) CHECK(gpu_run.checks[c].passed == host_run.checks[c].passed);
-          else CHECK(gpu_run.checks[c].passed);  // what the host backend could not compute (a user kernel)
+          if (host_run.checks[c].evaluated)
+            CHECK(gpu_run.checks[c].passed == host_run.checks[c].passed);
+          else
+            CHECK(gpu_run.checks[c]
+                      .passed);  // what the host backend could not compute (a user kernel)
         }
         auto differs = buffers_host_differs(e);
         for (size_t i = 0; i < e.buffers.size(); ++i) {
@@ -153,30 +161,33 @@ TEST_SUITE("gpu") {
     }
   }
 
-  TEST_CASE("cuda backend: with either timer, device ops get an interval inside the span, host-only ops none") {
+  TEST_CASE(
+      "cuda backend: with either timer, device ops get an interval inside the span, host-only ops "
+      "none") {
     SKIP_WITHOUT_GPU();
-    Experiment e = load_file((source_dir() / "experiments/04_two_transposes_pinned_async.yaml").string());
+    Experiment e =
+        load_file((source_dir() / "experiments/04_two_transposes_pinned_async.yaml").string());
     for (TimerChoice timer : both_timers()) {
-    auto gpu = make_cuda_backend(e, 0, {timer});
-    RunRecord run = run_experiment(e, *gpu, {3, 1, {}});
-    INFO("timer ", run.timer);
-    CHECK(run.device_timing());
-    REQUIRE(run.reps.size() == 3);
-    for (const auto& rep : run.reps) {
-      CHECK(rep.device_span_ms > 0);
-      CHECK(rep.host_span_ms >= rep.device_span_ms * 0.9);
-      for (size_t i = 0; i < e.ops.size(); ++i) {
-        INFO(e.ops[i].id);
-        const OpSample& s = rep.ops[i];
-        CHECK(s.return_ms >= s.issue_ms);
-        if (!e.ops[i].device_work) {
-          CHECK(std::isnan(s.start_ms));
-          continue;
+      auto gpu = make_cuda_backend(e, 0, {timer});
+      RunRecord run = run_experiment(e, *gpu, {3, 1, {}});
+      INFO("timer ", run.timer);
+      CHECK(run.device_timing());
+      REQUIRE(run.reps.size() == 3);
+      for (const auto& rep : run.reps) {
+        CHECK(rep.device_span_ms > 0);
+        CHECK(rep.host_span_ms >= rep.device_span_ms * 0.9);
+        for (size_t i = 0; i < e.ops.size(); ++i) {
+          INFO(e.ops[i].id);
+          const OpSample& s = rep.ops[i];
+          CHECK(s.return_ms >= s.issue_ms);
+          if (!e.ops[i].device_work) {
+            CHECK(std::isnan(s.start_ms));
+            continue;
+          }
+          CHECK(s.start_ms >= 0);
+          CHECK(s.end_ms > s.start_ms);
         }
-        CHECK(s.start_ms >= 0);
-        CHECK(s.end_ms > s.start_ms);
       }
-    }
     }
   }
 
@@ -189,8 +200,9 @@ TEST_SUITE("gpu") {
   TEST_CASE("cuda backend: CUPTI and event durations of the N=8192 transposes agree within 5%") {
     SKIP_WITHOUT_GPU();
     SKIP_WITHOUT_CUPTI();
-    Experiment e = load_file((source_dir() / "experiments/04_two_transposes_pinned_async.yaml").string(),
-                             LoadOptions{{{"N", "8192"}}});
+    Experiment e =
+        load_file((source_dir() / "experiments/04_two_transposes_pinned_async.yaml").string(),
+                  LoadOptions{{{"N", "8192"}}});
     auto cupti_backend = make_cuda_backend(e, 0, {TimerChoice::cupti});
     RunRecord cupti = run_experiment(e, *cupti_backend, {10, 2, {}});
     cupti_backend.reset();
@@ -216,7 +228,8 @@ buffers:
 ops:
   - launch: {id: k, kernel: transpose_tiled, grid: [2, 2], block: [32, 8], shared: 49152,
              args: {in: a, out: b, n: 64}}
-)", "gpu.yaml");
+)",
+                               "gpu.yaml");
     auto gpu = make_cuda_backend(e, 0);
     try {
       run_experiment(e, *gpu, {1, 0, {}});
@@ -225,23 +238,31 @@ ops:
       std::string what = err.what();
       INFO(what);
       CHECK(what.starts_with("op 'k' (gpu.yaml:6:5): cudaError"));
-      CHECK(what.find("launch of transpose_tiled<<<[2,2,1], [32,8,1], 49152>>>") != std::string::npos);
+      CHECK(what.find("launch of transpose_tiled<<<[2,2,1], [32,8,1], 49152>>>") !=
+            std::string::npos);
     }
   }
 
-  TEST_CASE("cuda backend: buffers larger than the device's free memory are refused before any is allocated") {
+  TEST_CASE(
+      "cuda backend: buffers larger than the device's free memory are refused before any is "
+      "allocated") {
     SKIP_WITHOUT_GPU();
-    Experiment e = load_string("name: huge\nbuffers:\n  huge: {type: float64, count: 1099511627776, memory: device}\nops: []\n",
-                               "gpu.yaml");
+    Experiment e = load_string(
+        "name: huge\nbuffers:\n  huge: {type: float64, count: 1099511627776, memory: device}\nops: "
+        "[]\n",
+        "gpu.yaml");
     auto gpu = make_cuda_backend(e, 0);
-    CHECK_THROWS_WITH_AS(run_experiment(e, *gpu, {1, 0, {}}),
-                         doctest::Contains("the experiment's device and managed buffers need 8 TiB; device 0 has "),
-                         RunError);
+    CHECK_THROWS_WITH_AS(
+        run_experiment(e, *gpu, {1, 0, {}}),
+        doctest::Contains("the experiment's device and managed buffers need 8 TiB; device 0 has "),
+        RunError);
   }
 }
 
 TEST_SUITE("gpu") {
-  TEST_CASE("cuda backend: queries see running work; a host function times itself; priorities are clamped") {
+  TEST_CASE(
+      "cuda backend: queries see running work; a host function times itself; priorities are "
+      "clamped") {
     SKIP_WITHOUT_GPU();
     Experiment e = load_string(R"(name: queries
 streams:
@@ -260,7 +281,8 @@ ops:
   - streamQuery: {id: idle, stream: s}
   - eventQuery: {id: idle_event, event: e}
   - deviceSynchronize: {}
-)", "queries.yaml");
+)",
+                               "queries.yaml");
     for (TimerChoice timer : both_timers()) {
       auto gpu = make_cuda_backend(e, 0, {timer});
       RunRecord run = run_experiment(e, *gpu, {3, 1, {}});
@@ -275,7 +297,8 @@ ops:
         CHECK(rep.ops[3].start_ms >= rep.ops[2].end_ms);  // stream order
       }
       bool clamped = false;
-      for (const auto& note : run.notes) clamped = clamped || note.find("stream 's': priority ") == 0;
+      for (const auto& note : run.notes)
+        clamped = clamped || note.find("stream 's': priority ") == 0;
       CHECK(clamped);
     }
   }
@@ -298,7 +321,8 @@ ops:
   - streamSynchronize: {stream: s}
 checks:
   - value: {buffer: h, value: 3}
-)", "host_read.yaml");
+)",
+                               "host_read.yaml");
     CHECK(analyze(e).items().empty());
     auto gpu = make_cuda_backend(e, 0);
     RunRecord run = run_experiment(e, *gpu, {3, 1, {}});
@@ -330,7 +354,8 @@ checks:
   - value: {buffer: {buffer: m, count: 16}, value: 0}
   - value: {buffer: z, value: 2}
   - equal: {a: {buffer: h, offset: 16}, b: {buffer: m, offset: 16}}
-)", "memories.yaml");
+)",
+                               "memories.yaml");
     auto gpu = make_cuda_backend(e, 0);
     RunRecord run = run_experiment(e, *gpu, {2, 1, {}});
     for (const auto& c : run.checks) {
@@ -341,7 +366,8 @@ checks:
 }
 
 TEST_SUITE("gpu") {
-  TEST_CASE("cuda backend: malloc/free, mallocHost/freeHost and mallocAsync/freeAsync in the op list") {
+  TEST_CASE(
+      "cuda backend: malloc/free, mallocHost/freeHost and mallocAsync/freeAsync in the op list") {
     SKIP_WITHOUT_GPU();
     Experiment e = load_string(R"(name: lifetimes
 streams: {s: {}}
@@ -363,7 +389,8 @@ ops:
   - deviceSynchronize: {}
 checks:
   - reference: {launch: twice, inputs: {x: h}, outputs: {x: stage}}
-)", "lifetimes.yaml");
+)",
+                               "lifetimes.yaml");
     auto gpu = make_cuda_backend(e, 0);
     RunRecord run = run_experiment(e, *gpu, {3, 1, {}});
     REQUIRE(run.checks.size() == 1);
@@ -372,7 +399,8 @@ checks:
     CHECK(run.reps[0].ops[8].host_ms() >= 0);  // cudaFree returned
   }
 
-  TEST_CASE("graphs: the CUPTI timer times each captured op in one launch; events time the launch") {
+  TEST_CASE(
+      "graphs: the CUPTI timer times each captured op in one launch; events time the launch") {
     SKIP_WITHOUT_GPU();
     Experiment e = load_file((source_dir() / "experiments/graph_fork_join.yaml").string());
     const Op& g = e.ops[0];
@@ -393,7 +421,8 @@ checks:
       REQUIRE(f.per_launch.n == 3);
       CHECK(f.per_launch.median == doctest::Approx(f.device.median / 5));
       if (timer == TimerChoice::events) {
-        for (const auto& b : f.body) CHECK(b.n == 0);  // one interval per launch: nodes are not told apart
+        for (const auto& b : f.body)
+          CHECK(b.n == 0);  // one interval per launch: nodes are not told apart
         continue;
       }
       REQUIRE(f.body.size() == g.body.size());
@@ -406,7 +435,8 @@ checks:
       // device memory, ten times faster: the node-to-op mapping puts them in the right rows.
       CHECK(f.body[index("h2d")].median > 3 * f.body[index("tiled")].median);
       CHECK(f.body[index("d2h_b")].median > 3 * f.body[index("naive")].median);
-      for (const char* id : {"g.eventRecord#2", "g.streamWaitEvent#3"}) CHECK(f.body[index(id)].n == 0);
+      for (const char* id : {"g.eventRecord#2", "g.streamWaitEvent#3"})
+        CHECK(f.body[index(id)].n == 0);
       // One launch holds its captured ops: their times in one launch fit in it.
       double longest = 0;
       for (const auto& b : f.body) longest = std::max(longest, b.n ? b.median : 0.0);
@@ -431,7 +461,8 @@ ops:
         - memsetAsync: {dst: b, value: 0, stream: s1}
         - launch: {id: bad, kernel: transpose_tiled, grid: [2, 2], block: [32, 8], shared: 49152, stream: s1,
                    args: {in: a, out: b, n: 64}}
-)", "capture.yaml");
+)",
+                               "capture.yaml");
     auto gpu = make_cuda_backend(e, 0);
     try {
       run_experiment(e, *gpu, {1, 0, {}});
@@ -444,7 +475,9 @@ ops:
     // The stream is usable again after the failed capture: the backend's cleanup synchronizes it.
   }
 
-  TEST_CASE("user kernels: a compile error on the GPU shows the compiler's message at its line and column") {
+  TEST_CASE(
+      "user kernels: a compile error on the GPU shows the compiler's message at its line and "
+      "column") {
     SKIP_WITHOUT_GPU();
     Experiment e = load_string(R"(name: bad-kernel
 streams: {s1: {}}
@@ -459,7 +492,8 @@ buffers:
   d: {type: float32, count: 32, memory: device}
 ops:
   - launch: {kernel: k, grid: [1], block: [32], stream: s1, args: {x: d, n: 32}}
-)", "kernel.yaml");
+)",
+                               "kernel.yaml");
     auto gpu = make_cuda_backend(e, 0);
     try {
       run_experiment(e, *gpu, {1, 0, {}});
@@ -467,8 +501,8 @@ ops:
     } catch (const InvalidExperiment& err) {
       std::string what = err.what();
       INFO(what);
-      CHECK(what.find("kernel.yaml:7:26: error: in kernel 'k': identifier \"undefined_name\" is undefined") !=
-            std::string::npos);
+      CHECK(what.find("kernel.yaml:7:26: error: in kernel 'k': identifier \"undefined_name\" is "
+                      "undefined") != std::string::npos);
     }
   }
 }

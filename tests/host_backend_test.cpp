@@ -3,11 +3,11 @@
 #include <cstring>
 
 #include "ops/op_kind.hpp"
-#include "runner/execute/backend.hpp"
 #include "runner/context/buffer_init.hpp"
+#include "runner/execute/backend.hpp"
 #include "runner/execute/execute.hpp"
-#include "runner/load/load.hpp"
 #include "runner/execute/memory_budget.hpp"
+#include "runner/load/load.hpp"
 #include "tests/test_support.hpp"
 
 using namespace streamlab;
@@ -15,16 +15,18 @@ using namespace streamlab::test;
 
 namespace {
 
-std::string transpose_experiment(const std::string& kernel, const std::string& grid, const std::string& block,
-                                 int64_t n) {
-  return "name: t\nparams: {N: " + std::to_string(n) + "}\nbuffers:\n"
+std::string transpose_experiment(const std::string& kernel, const std::string& grid,
+                                 const std::string& block, int64_t n) {
+  return "name: t\nparams: {N: " + std::to_string(n) +
+         "}\nbuffers:\n"
          "  h: {type: int32, shape: [N, N], memory: pinned, init: {random: {seed: 3}}}\n"
          "  d: {type: int32, shape: [N, N], memory: device}\n"
          "  o: {type: int32, shape: [N, N], memory: device}\n"
          "  r: {type: int32, shape: [N, N], memory: pinned}\n"
          "ops:\n"
          "  - memcpy: {dst: d, src: h}\n"
-         "  - launch: {id: k, kernel: " + kernel + ", grid: " + grid + ", block: " + block +
+         "  - launch: {id: k, kernel: " +
+         kernel + ", grid: " + grid + ", block: " + block +
          ", args: {in: d, out: o, n: N}}\n"
          "  - memcpy: {dst: r, src: o}\n"
          "checks:\n  - transpose: {input: h, output: r}\n";
@@ -57,16 +59,21 @@ TEST_CASE("host backend: every shipped experiment runs and validates") {
 TEST_CASE("host backend: both transposes validate, also when N is not a multiple of 32") {
   for (int64_t n : {1, 31, 33, 100, 256}) {
     INFO("N = ", n);
-    auto naive = load_string(transpose_experiment("transpose_naive", "[\"(N+31)/32\", \"(N+31)/32\"]", "[32, 32]", n), "t.yaml");
+    auto naive = load_string(
+        transpose_experiment("transpose_naive", "[\"(N+31)/32\", \"(N+31)/32\"]", "[32, 32]", n),
+        "t.yaml");
     CHECK(run_on_host(naive).checks_passed());
-    auto tiled = load_string(transpose_experiment("transpose_tiled", "[\"(N+31)/32\", \"(N+31)/32\"]", "[32, 8]", n), "t.yaml");
+    auto tiled = load_string(
+        transpose_experiment("transpose_tiled", "[\"(N+31)/32\", \"(N+31)/32\"]", "[32, 8]", n),
+        "t.yaml");
     CHECK(run_on_host(tiled).checks_passed());
   }
 }
 
 TEST_CASE("host backend: elements a short grid misses stay poisoned and fail the check") {
   // N = 100 with grid [3, 3] of 32x32 threads covers rows and columns 0..95 only.
-  auto e = load_string(transpose_experiment("transpose_naive", "[3, 3]", "[32, 32]", 100), "t.yaml");
+  auto e =
+      load_string(transpose_experiment("transpose_naive", "[3, 3]", "[32, 32]", 100), "t.yaml");
   RunRecord run = run_on_host(e);
   REQUIRE(run.checks.size() == 1);
   CHECK_FALSE(run.checks[0].passed);
@@ -90,7 +97,8 @@ ops:
 checks:
   - equal: {a: h, b: h2}
   - equal: {a: seq, b: seq}
-)", "m.yaml");
+)",
+                       "m.yaml");
   auto backend = make_host_backend(e);
   RunRecord run = run_experiment(e, *backend, {1, 0, {}});
   CHECK(run.checks_passed());
@@ -111,7 +119,8 @@ buffers:
 ops: []
 checks:
   - equal: {a: a, b: b}
-)", "m.yaml");
+)",
+                       "m.yaml");
   RunRecord run = run_on_host(e);
   CHECK(run.checks[0].detail == "b[0, 1] = 2, expected 1 (= a[0, 1]); 5 of 6 elements differ");
 }
@@ -134,9 +143,12 @@ TEST_CASE("buffer init: random init is deterministic per seed and differs betwee
   CHECK(first >= 0);  // random int32 values are non-negative, never the poison pattern
 }
 
-TEST_CASE("host backend: buffers too large for host memory are refused before anything is allocated") {
-  auto e = load_string("name: huge\nbuffers:\n  huge: {type: int64, count: 1152921504606846975, memory: device}\n"
-                       "  more: {type: int64, count: 1152921504606846975, memory: pinned}\nops: []\n", "m.yaml");
+TEST_CASE(
+    "host backend: buffers too large for host memory are refused before anything is allocated") {
+  auto e = load_string(
+      "name: huge\nbuffers:\n  huge: {type: int64, count: 1152921504606846975, memory: device}\n"
+      "  more: {type: int64, count: 1152921504606846975, memory: pinned}\nops: []\n",
+      "m.yaml");
   CHECK(memory_need(e, false).host == INT64_MAX);  // the sum saturates
   CHECK(memory_need(e, true).device == 9223372036854775800);
   auto backend = make_host_backend(e);
@@ -146,8 +158,9 @@ TEST_CASE("host backend: buffers too large for host memory are refused before an
   } catch (const RunError& error) {
     message = error.what();
   }
-  CHECK(message.starts_with("the experiment's buffers need more than 8 EiB of host memory (the host backend keeps "
-                            "every buffer in host memory); this process may allocate "));
+  CHECK(message.starts_with(
+      "the experiment's buffers need more than 8 EiB of host memory (the host backend keeps "
+      "every buffer in host memory); this process may allocate "));
   CHECK(message.ends_with("nothing was allocated"));
 }
 
@@ -162,7 +175,8 @@ ops:
   - memcpy: {dst: {buffer: d, count: 4}, src: {buffer: h, offset: 12}}
   - memset: {dst: {buffer: d, offset: 4, count: 2}, value: 0}
   - memcpy: {dst: r, src: d}
-)", "ranges.yaml");
+)",
+                             "ranges.yaml");
   auto backend = make_host_backend(e);
   run_experiment(e, *backend, {1, 0, {}});
   auto bytes = backend->contents(2);
@@ -188,7 +202,8 @@ ops:
   - launch: {kernel: reduce_sum, grid: 1, block: 2, args: {in: partial, out: total}}
   - launch: {kernel: fill, grid: 1, block: 32, args: {out: {buffer: x, count: 2}, value: -1.25}}
   - launch: {kernel: empty, grid: 1, block: 1}
-)", "vectors.yaml");
+)",
+                             "vectors.yaml");
   auto backend = make_host_backend(e);
   run_experiment(e, *backend, {1, 0, {}});
   auto floats = [&](int b) {
@@ -197,8 +212,8 @@ ops:
     std::memcpy(v.data(), bytes.data(), bytes.size());
     return v;
   };
-  CHECK(floats(2) == std::vector<float>{1, 2, 3, 4, 5, 6, 3.5f, 4});           // x + 1, the last two halved
-  CHECK(floats(1) == std::vector<float>{1, 3, 5, 7, 9, 11, 13, 15});           // 2x + 1
+  CHECK(floats(2) == std::vector<float>{1, 2, 3, 4, 5, 6, 3.5f, 4});  // x + 1, the last two halved
+  CHECK(floats(1) == std::vector<float>{1, 3, 5, 7, 9, 11, 13, 15});  // 2x + 1
   // 4 threads in all: block 0's threads visit 0, 4 and 1, 5; block 1's 2, 6 and 3, 7.
   CHECK(floats(3) == std::vector<float>{10, 18});
   CHECK(floats(4) == std::vector<float>{28});
@@ -219,7 +234,8 @@ ops:
   - eventQuery: {id: eq, event: e}
 expect:
   - "ready(sq) == 1 and ready(eq) == 1"
-)", "q.yaml");
+)",
+                       "q.yaml");
   CHECK(e.events[0].blocking_sync);
   CHECK(e.events[0].disable_timing);
   CHECK_FALSE(e.events[1].blocking_sync);
@@ -240,7 +256,8 @@ buffers:
   h: {type: float32, count: 1024, memory: pinned, init: {value: 2}}
 ops:
   - launchHostFunc: {id: consume, fn: read, buffer: {buffer: h, offset: 256, count: 512}, stream: s}
-)", "r.yaml");
+)",
+                       "r.yaml");
   CHECK(e.ops[0].kind->describe(e, e.ops[0]) == "read(h[256:768])");
   auto accesses = e.ops[0].kind->accesses(e, e.ops[0]);
   REQUIRE(accesses.size() == 1);
@@ -249,11 +266,13 @@ ops:
   RunRecord run = run_on_host(e);
   CHECK(run.reps[0].ops[0].host_ms() >= 0);
   CHECK(diagnostics_of("name: r\nbuffers:\n  d: {type: float32, count: 4, memory: device}\nops:\n"
-                       "  - launchHostFunc: {fn: read, buffer: d}\n").find(
-            "host function read needs memory the host can read (pinned, pageable, managed or mapped); 'd' is "
-            "device memory") != std::string::npos);
-  CHECK(diagnostics_of("name: r\nops:\n  - launchHostFunc: {fn: read}\n").find("missing 'buffer'") !=
-        std::string::npos);
+                       "  - launchHostFunc: {fn: read, buffer: d}\n")
+            .find("host function read needs memory the host can read (pinned, pageable, managed or "
+                  "mapped); 'd' is "
+                  "device memory") != std::string::npos);
+  CHECK(
+      diagnostics_of("name: r\nops:\n  - launchHostFunc: {fn: read}\n").find("missing 'buffer'") !=
+      std::string::npos);
 }
 
 TEST_CASE("host backend: managed and mapped buffers take kernels, memsets and copies") {
@@ -268,12 +287,14 @@ ops:
 checks:
   - reference: {launch: add}
   - equal: {a: z, b: h}
-)", "m.yaml");
+)",
+                       "m.yaml");
   CHECK(e.ops[1].kind->describe(e, e.ops[1]) == "z -> h (H2H, 32 B)");
   CHECK(run_on_host(e).checks_passed());
 }
 
-TEST_CASE("host backend: buffers allocated and freed by ops, the last allocation left for the checks") {
+TEST_CASE(
+    "host backend: buffers allocated and freed by ops, the last allocation left for the checks") {
   auto e = load_string(R"(name: lifetimes
 streams: {s: {}}
 buffers:
@@ -294,7 +315,8 @@ ops:
 checks:
   - reference: {launch: twice, inputs: {x: h}, outputs: {x: stage}}
   - equal: {a: out, b: stage}
-)", "lifetimes.yaml");
+)",
+                       "lifetimes.yaml");
   CHECK(e.buffers[1].alloc_op == 0);
   CHECK(e.buffers[1].free_op == 5);
   CHECK(e.buffers[3].free_op == -1);

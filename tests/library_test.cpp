@@ -10,10 +10,10 @@
 
 #include "ops/op_kind.hpp"
 #include "ops/user_kernel.hpp"
+#include "runner/context/library.hpp"
+#include "runner/core/half.hpp"
 #include "runner/execute/backend.hpp"
 #include "runner/execute/execute.hpp"
-#include "runner/core/half.hpp"
-#include "runner/context/library.hpp"
 #include "runner/load/load.hpp"
 #include "tests/test_support.hpp"
 
@@ -57,18 +57,20 @@ bool mapped(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("float16 and bfloat16: exact values round-trip, halfway cases round to even, overflow is infinite") {
+TEST_CASE(
+    "float16 and bfloat16: exact values round-trip, halfway cases round to even, overflow is "
+    "infinite") {
   for (float v : {0.0f, 1.0f, -2.5f, 0.333251953125f, 65504.0f, 0x1.0p-24f, 0x1.0p-14f})
     CHECK(half_to_float(float_to_half(v)) == v);
   CHECK(float_to_half(1.0f) == 0x3C00);
-  CHECK(float_to_half(1.0f + 0x1.0p-11f) == 0x3C00);                  // halfway: to the even neighbour
-  CHECK(float_to_half(1.0f + 3 * 0x1.0p-11f) == 0x3C02);              // halfway: to the even neighbour, up
-  CHECK(float_to_half(65520.0f) == 0x7C00);                           // rounds past 65504: infinity
-  CHECK(float_to_half(0x1.0p-25f) == 0x0000);                         // half the smallest subnormal: to even, 0
+  CHECK(float_to_half(1.0f + 0x1.0p-11f) == 0x3C00);      // halfway: to the even neighbour
+  CHECK(float_to_half(1.0f + 3 * 0x1.0p-11f) == 0x3C02);  // halfway: to the even neighbour, up
+  CHECK(float_to_half(65520.0f) == 0x7C00);               // rounds past 65504: infinity
+  CHECK(float_to_half(0x1.0p-25f) == 0x0000);             // half the smallest subnormal: to even, 0
   CHECK(float_to_half(0x1.8p-25f) == 0x0001);
   CHECK(std::isnan(half_to_float(float_to_half(NAN))));
   CHECK(float_to_bfloat16(1.0f) == 0x3F80);
-  CHECK(bfloat16_to_float(float_to_bfloat16(1.0f + 0x1.0p-8f)) == 1.0f);   // halfway: to even
+  CHECK(bfloat16_to_float(float_to_bfloat16(1.0f + 0x1.0p-8f)) == 1.0f);  // halfway: to even
   CHECK(bfloat16_to_float(float_to_bfloat16(1.0f + 0x1.8p-8f)) == 1.0f + 0x1.0p-7f);
 }
 
@@ -89,7 +91,8 @@ checks:
   - reference: {op: mm}
 )");
   // [[1,2,3],[4,5,6]] x [[1,2],[3,4],[5,6]] = [[22,28],[49,64]]
-  CHECK(r.read<float>("c") == std::vector<float>{2 * 22 + 10, 2 * 28 + 10, 2 * 49 + 10, 2 * 64 + 10});
+  CHECK(r.read<float>("c") ==
+        std::vector<float>{2 * 22 + 10, 2 * 28 + 10, 2 * 49 + 10, 2 * 64 + 10});
   REQUIRE(r.record.checks.size() == 1);
   CHECK(r.record.checks[0].passed);
   CHECK(r.record.checks[0].title == "reference(gemm 'mm', computed on the host)");
@@ -104,10 +107,12 @@ buffers:
   c: {type: float32, shape: [2, 2], memory: device}
 ops:
   - gemm: {a: a, b: a, c: c, workspace: none}
-)").find("gemm of A [2, 3] and B [2, 3] needs B [3, N]") != std::string::npos);
+)")
+            .find("gemm of A [2, 3] and B [2, 3] needs B [3, N]") != std::string::npos);
 }
 
-TEST_CASE("convolutionForward on the host: padding, stride and dilation as cuDNN's cross-correlation") {
+TEST_CASE(
+    "convolutionForward on the host: padding, stride and dilation as cuDNN's cross-correlation") {
   auto r = run_host(R"(name: c
 streams: {s1: {}}
 buffers:
@@ -147,15 +152,18 @@ ops:
         - streamWaitEvent: {stream: s1, event: join}
   - streamSynchronize: {stream: s1}
 )");
-  CHECK(r.read<float>("x")[255] == 8);    // 2^3
-  CHECK(r.read<float>("y")[0] == 729);    // (3^2)^3
+  CHECK(r.read<float>("x")[255] == 8);  // 2^3
+  CHECK(r.read<float>("y")[0] == 729);  // (3^2)^3
   const Op& g = r.exp.ops[0];
   CHECK(g.body.size() == 6);
   CHECK(g.body[2].id == "g.launch#3");
-  CHECK(g.kind->describe(r.exp, g) == "6 ops captured (2 kernels, 0 copies; 2 streams) from s1, launched 3x");
+  CHECK(g.kind->describe(r.exp, g) ==
+        "6 ops captured (2 kernels, 0 copies; 2 streams) from s1, launched 3x");
 }
 
-TEST_CASE("user kernels: the host backend says it cannot run one, skips what depends on it, evaluates no check of it") {
+TEST_CASE(
+    "user kernels: the host backend says it cannot run one, skips what depends on it, evaluates no "
+    "check of it") {
   auto r = run_host(R"(name: u
 streams: {s1: {}}
 kernels:
@@ -181,14 +189,17 @@ checks:
   - equal: {a: other, b: other_out}
 )");
   REQUIRE(r.record.notes.size() == 2);
-  CHECK(r.record.notes[0] == "host backend: skipped op 'k' (line 17): kernel 'twice' is CUDA source compiled by NVRTC "
-                             "for a GPU; the host backend cannot run it");
-  CHECK(r.record.notes[1] == "host backend: skipped op 'down' (line 18): it reads 'd', left unwritten by op 'k' "
-                             "(line 17), which the host backend skipped");
+  CHECK(r.record.notes[0] ==
+        "host backend: skipped op 'k' (line 17): kernel 'twice' is CUDA source compiled by NVRTC "
+        "for a GPU; the host backend cannot run it");
+  CHECK(r.record.notes[1] ==
+        "host backend: skipped op 'down' (line 18): it reads 'd', left unwritten by op 'k' "
+        "(line 17), which the host backend skipped");
   REQUIRE(r.record.checks.size() == 2);
   CHECK_FALSE(r.record.checks[0].evaluated);
-  CHECK(r.record.checks[0].detail == "not evaluated: buffer 'h' is not what the experiment computes on a GPU: op "
-                                     "'down' (line 18), which the host backend skipped");
+  CHECK(r.record.checks[0].detail ==
+        "not evaluated: buffer 'h' is not what the experiment computes on a GPU: op "
+        "'down' (line 18), which the host backend skipped");
   CHECK(r.record.checks[1].evaluated);
   CHECK(r.record.checks[1].passed);
   CHECK(r.record.checks_passed());  // not evaluated is not failed
@@ -209,46 +220,57 @@ buffers:
   d: {type: float32, count: 32, memory: device}
 ops:
   - launch: {kernel: k, grid: [1], block: [32], stream: s1, args: {x: d, n: 32}}
-)", "u.yaml");
+)",
+                             "u.yaml");
   auto errors = compile_errors(e);
   if (!errors) return;
-  CHECK(*errors == "u.yaml:8:27: error: in kernel 'k': identifier \"y\" is undefined\n"
-                   "    8 |         if (i < n) x[i] = y;\n"
-                   "      |                           ^\n");
+  CHECK(*errors ==
+        "u.yaml:8:27: error: in kernel 'k': identifier \"y\" is undefined\n"
+        "    8 |         if (i < n) x[i] = y;\n"
+        "      |                           ^\n");
 }
 
-TEST_CASE("user kernels: a correct one compiles to PTX for the oldest target, and its name must be defined") {
+TEST_CASE(
+    "user kernels: a correct one compiles to PTX for the oldest target, and its name must be "
+    "defined") {
   Experiment e = load_file((source_dir() / "experiments/user_kernel_saxpy.yaml").string());
   try {
     auto images = compile_user_kernels(e, "compute_75");
     REQUIRE(images.size() == 1);
     CHECK(images[0].find(".entry my_saxpy") != std::string::npos);
     e.kernels[0].name = "not_there";
-    CHECK_THROWS_WITH_AS(compile_user_kernels(e, "compute_75"),
-                         doctest::Contains("kernel 'not_there': the source defines no __global__ function named"),
-                         InvalidExperiment);
+    CHECK_THROWS_WITH_AS(
+        compile_user_kernels(e, "compute_75"),
+        doctest::Contains("kernel 'not_there': the source defines no __global__ function named"),
+        InvalidExperiment);
   } catch (const RunError& err) {
     MESSAGE("skipped: NVRTC is not installed here (", err.what(), ")");
   }
 }
 
-TEST_CASE("libraries: a missing one is a run error naming it, where it looked and how to point at it") {
+TEST_CASE(
+    "libraries: a missing one is a run error naming it, where it looked and how to point at it") {
   setenv("STREAMLAB_TEST_LIB", "/nonexistent/libnothing.so.1", 1);
-  CHECK_THROWS_WITH_AS(load_library({"Nothing", "libnothing.so.1", "STREAMLAB_TEST_LIB", {"lib64"}}),
-                       "Nothing (libnothing.so.1) could not be loaded: tried /nonexistent/libnothing.so.1 (last: "
-                       "/nonexistent/libnothing.so.1: cannot open shared object file: No such file or directory); "
-                       "install it or set STREAMLAB_TEST_LIB to its path",
-                       RunError);
+  CHECK_THROWS_WITH_AS(
+      load_library({"Nothing", "libnothing.so.1", "STREAMLAB_TEST_LIB", {"lib64"}}),
+      "Nothing (libnothing.so.1) could not be loaded: tried /nonexistent/libnothing.so.1 (last: "
+      "/nonexistent/libnothing.so.1: cannot open shared object file: No such file or directory); "
+      "install it or set STREAMLAB_TEST_LIB to its path",
+      RunError);
   unsetenv("STREAMLAB_TEST_LIB");
 }
 
-TEST_CASE("libraries: running every library experiment on the host loads neither cuBLAS, cuDNN nor NCCL") {
-  for (const char* f : {"experiments/library/gemm_types.yaml", "experiments/library/conv_types.yaml",
-                        "experiments/library/nccl_collectives.yaml"}) {
+TEST_CASE(
+    "libraries: running every library experiment on the host loads neither cuBLAS, cuDNN nor "
+    "NCCL") {
+  for (const char* f :
+       {"experiments/library/gemm_types.yaml", "experiments/library/conv_types.yaml",
+        "experiments/library/nccl_collectives.yaml"}) {
     LoadOptions small;
     small.overrides = {{"N", "64"}};
-    Experiment e = load_file((source_dir() / f).string(), std::string(f).find("conv") == std::string::npos
-                                                               ? small : LoadOptions{});
+    Experiment e =
+        load_file((source_dir() / f).string(),
+                  std::string(f).find("conv") == std::string::npos ? small : LoadOptions{});
     auto backend = make_host_backend(e);
     RunRecord run = run_experiment(e, *backend, {1, 0, {}});
     for (const auto& c : run.checks) CHECK(c.passed);
@@ -262,5 +284,6 @@ TEST_CASE("experiment settings: gate and timer") {
   Experiment e = load_string("name: s\ngate: false\ntimer: events\nops: []\n", "s.yaml");
   CHECK_FALSE(e.gate);
   CHECK(e.timer == "events");
-  CHECK(diagnostics_of("name: s\ntimer: cuda\nops: []\n").find("unknown timer 'cuda'") != std::string::npos);
+  CHECK(diagnostics_of("name: s\ntimer: cuda\nops: []\n").find("unknown timer 'cuda'") !=
+        std::string::npos);
 }

@@ -92,26 +92,32 @@ TEST_CASE("load: --set of an unknown param or a bad expression is an error") {
   o.overrides = {{"n", "4"}, {"T", "N/0"}};
   CHECK(diagnostics_of(kGood, "good.yaml", o) ==
         "command line: error: --set T=N/0: division by zero\n"
-        "command line: error: --set n=4: the experiment has no param 'n'; did you mean 'N'? (params: N, T)\n");
+        "command line: error: --set n=4: the experiment has no param 'n'; did you mean 'N'? "
+        "(params: N, T)\n");
 }
 
 TEST_CASE("load: an expression error points at its column, quoted or not") {
-  CHECK(diagnostics_of("name: x\nparams: {N: 4}\nbuffers:\n  a: {type: int32, count: N*Q, memory: device}\nops: []\n") ==
+  CHECK(diagnostics_of("name: x\nparams: {N: 4}\nbuffers:\n  a: {type: int32, count: N*Q, memory: "
+                       "device}\nops: []\n") ==
         "test.yaml:4:29: error: count: unknown parameter 'Q' (params: N)\n"
         "    4 |   a: {type: int32, count: N*Q, memory: device}\n"
         "      |                             ^\n");
-  CHECK(diagnostics_of("name: x\nparams: {N: 4}\nbuffers:\n  a: {type: int32, count: \"N*Q\", memory: device}\nops: []\n")
+  CHECK(diagnostics_of("name: x\nparams: {N: 4}\nbuffers:\n  a: {type: int32, count: \"N*Q\", "
+                       "memory: device}\nops: []\n")
             .starts_with("test.yaml:4:30: error: count: unknown parameter 'Q'"));
 }
 
 TEST_CASE("load: an unreadable file is an invalid experiment") {
-  CHECK_THROWS_WITH_AS(load_file("/nonexistent/exp.yaml"),
-                       "/nonexistent/exp.yaml: error: cannot read the experiment file (does it exist?)\n",
-                       InvalidExperiment);
+  CHECK_THROWS_WITH_AS(
+      load_file("/nonexistent/exp.yaml"),
+      "/nonexistent/exp.yaml: error: cannot read the experiment file (does it exist?)\n",
+      InvalidExperiment);
 }
 
 TEST_CASE("load: an empty file says what an experiment needs") {
-  CHECK(diagnostics_of("") == "test.yaml:1:1: error: the experiment is empty; expected a mapping with 'name' and 'ops'\n");
+  CHECK(
+      diagnostics_of("") ==
+      "test.yaml:1:1: error: the experiment is empty; expected a mapping with 'name' and 'ops'\n");
 }
 
 // Each file under tests/bad/ must produce exactly the diagnostics in the .expected file beside
@@ -147,7 +153,8 @@ ops:
   - launch: {kernel: spin, grid: 1, block: 32, stream: per_thread, args: {us: 10}}
   - launch: {kernel: spin, grid: 1, block: 32, stream: hi, args: {us: 10}}
   - streamSynchronize: {stream: per_thread}
-)", "streams.yaml");
+)",
+                             "streams.yaml");
   REQUIRE(e.streams.size() == 4);  // legacy, hi, lo, per_thread (once, though named twice)
   CHECK(e.streams[1].priority == -4);
   CHECK_FALSE(e.streams[2].priority.has_value());
@@ -158,13 +165,16 @@ ops:
 }
 
 TEST_CASE("load: env keeps its variables in order, values as written") {
-  Experiment e = load_string("name: e\nenv: {CUDA_DEVICE_MAX_CONNECTIONS: 1, CUBLAS_WORKSPACE_CONFIG: ':4096:8'}\nops: []\n",
-                             "e.yaml");
-  CHECK(e.env == std::vector<std::pair<std::string, std::string>>{{"CUDA_DEVICE_MAX_CONNECTIONS", "1"},
-                                                                  {"CUBLAS_WORKSPACE_CONFIG", ":4096:8"}});
+  Experiment e = load_string(
+      "name: e\nenv: {CUDA_DEVICE_MAX_CONNECTIONS: 1, CUBLAS_WORKSPACE_CONFIG: ':4096:8'}\nops: "
+      "[]\n",
+      "e.yaml");
+  CHECK(e.env == std::vector<std::pair<std::string, std::string>>{
+                     {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}, {"CUBLAS_WORKSPACE_CONFIG", ":4096:8"}});
 }
 
-TEST_CASE("load: arrays of streams and buffers, and loops expanded with their variable as a param") {
+TEST_CASE(
+    "load: arrays of streams and buffers, and loops expanded with their variable as a param") {
   Experiment e = load_string(R"(name: pipeline
 params: {K: 3, C: 4}
 streams:
@@ -183,7 +193,8 @@ ops:
   - deviceSynchronize: {}
 expect:
   - "duration(up[K - 1]) > 0"
-)", "pipeline.yaml");
+)",
+                             "pipeline.yaml");
   REQUIRE(e.streams.size() == 4);
   CHECK(e.streams[3].name == "s[2]");
   CHECK(e.streams[3].non_blocking);
@@ -195,18 +206,19 @@ expect:
   CHECK(e.ops[3].id == "up[1]");
   CHECK(e.ops[3].src.offset == 4);
   CHECK(e.ops[3].dst.buffer == 2);
-  CHECK(e.ops[5].args[1].real == 3);   // i = 1, j = 1
+  CHECK(e.ops[5].args[1].real == 3);  // i = 1, j = 1
   CHECK(e.ops[5].stream == 2);
   CHECK(e.ops[4].id == "launch#5");  // ids by position in the expanded list
-  CHECK(e.params.size() == 2);  // loop variables do not outlive their loops
+  CHECK(e.params.size() == 2);       // loop variables do not outlive their loops
 }
 
 // What a diagnostic echoes reaches a grader's terminal: escaped, and a long line shown as a
 // window around the column that never grows with the line and never splits a character.
 TEST_CASE("load: diagnostics escape what they echo and show a window of a long line") {
   CHECK(printable("a\x1b[2Jb") == "a\\x1B[2Jb");
-  CHECK(printable("\xe2\x80\xae" "evil") == "\\xE2\\x80\\xAEevil");  // U+202E, right-to-left override
-  CHECK(printable("\xd8\x9c") == "\\xD8\\x9C");                        // U+061C, Arabic letter mark
+  CHECK(printable("\xe2\x80\xae"
+                  "evil") == "\\xE2\\x80\\xAEevil");  // U+202E, right-to-left override
+  CHECK(printable("\xd8\x9c") == "\\xD8\\x9C");       // U+061C, Arabic letter mark
   CHECK(printable("caf\xc3\xa9") == "caf\xc3\xa9");
   Diagnostic d{Severity::error, {"f.yaml", 1, 201}, "here"};
   std::string garbage(1 << 20, '\x80');  // no character starts anywhere in it

@@ -9,7 +9,8 @@
 namespace {
 
 std::FILE* log_file() {
-  static std::FILE* f = std::fopen(std::getenv("STREAMLAB_NVTX_LOG") ? std::getenv("STREAMLAB_NVTX_LOG") : "/dev/null", "a");
+  static std::FILE* f = std::fopen(
+      std::getenv("STREAMLAB_NVTX_LOG") ? std::getenv("STREAMLAB_NVTX_LOG") : "/dev/null", "a");
   return f;
 }
 
@@ -25,11 +26,14 @@ int NVTX_API pop() {
 
 }  // namespace
 
-extern "C" NVTX_DYNAMIC_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
-  auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
+extern "C" NVTX_DYNAMIC_EXPORT int InitializeInjectionNvtx2(
+    NvtxGetExportTableFunc_t get_export_table) {
+  auto* callbacks =
+      static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
   NvtxFunctionTable table = nullptr;
   unsigned size = 0;
-  if (!callbacks || !callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &table, &size)) return 0;
+  if (!callbacks || !callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &table, &size))
+    return 0;
   if (size <= NVTX_CBID_CORE_RangePop) return 0;
   *table[NVTX_CBID_CORE_RangePushA] = reinterpret_cast<NvtxFunctionPointer>(push);
   *table[NVTX_CBID_CORE_RangePop] = reinterpret_cast<NvtxFunctionPointer>(pop);

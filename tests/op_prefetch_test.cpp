@@ -20,16 +20,20 @@ std::string experiment(const std::string& ops) {
   return "name: p\nstreams: {s: {}, t: {}}\nbuffers:\n"
          "  m: {type: float32, count: 4096, memory: managed, init: {value: 1}}\n"
          "  d: {type: float32, count: 4096, memory: device}\n"
-         "ops:\n" + ops + "  - deviceSynchronize: {}\n";
+         "ops:\n" +
+         ops + "  - deviceSynchronize: {}\n";
 }
 
 }  // namespace
 
-TEST_CASE("memPrefetchAsync: reads a range, a destination (device by default) and a stream (legacy by default)") {
-  Experiment e = load_string(experiment("  - memPrefetchAsync: {buffer: m}\n"
-                                        "  - memPrefetchAsync: {buffer: {buffer: m, offset: 1024, count: 512}, "
-                                        "to: host, stream: t}\n"),
-                             "p.yaml");
+TEST_CASE(
+    "memPrefetchAsync: reads a range, a destination (device by default) and a stream (legacy by "
+    "default)") {
+  Experiment e = load_string(
+      experiment("  - memPrefetchAsync: {buffer: m}\n"
+                 "  - memPrefetchAsync: {buffer: {buffer: m, offset: 1024, count: 512}, "
+                 "to: host, stream: t}\n"),
+      "p.yaml");
   const Op& whole = e.ops[0];
   CHECK(whole.stream == kLegacyStream);
   CHECK(whole.device_work);
@@ -43,27 +47,36 @@ TEST_CASE("memPrefetchAsync: reads a range, a destination (device by default) an
 
 TEST_CASE("memPrefetchAsync: only managed memory, only device or host, never inside a graph") {
   CHECK(diagnostics_of(experiment("  - memPrefetchAsync: {buffer: d, stream: s}\n"), "p.yaml")
-            .find("memPrefetchAsync moves the pages of managed memory; 'd' is device memory") != std::string::npos);
+            .find("memPrefetchAsync moves the pages of managed memory; 'd' is device memory") !=
+        std::string::npos);
   CHECK(diagnostics_of(experiment("  - memPrefetchAsync: {buffer: m, to: gpu}\n"), "p.yaml")
-            .find("unknown prefetch destination 'gpu' (expected one of: device, host)") != std::string::npos);
+            .find("unknown prefetch destination 'gpu' (expected one of: device, host)") !=
+        std::string::npos);
   CHECK(diagnostics_of(experiment("  - memPrefetchAsync: {buffer: m, where: host}\n"), "p.yaml")
             .find("'where'") != std::string::npos);
-  std::string in_graph = diagnostics_of(experiment("  - graph:\n      stream: s\n      ops:\n"
-                                                   "        - memPrefetchAsync: {buffer: m, stream: s}\n"),
-                                        "p.yaml");
-  CHECK(in_graph.find("cannot be captured into graph 'graph#1': streamlab does not capture prefetches") !=
+  std::string in_graph =
+      diagnostics_of(experiment("  - graph:\n      stream: s\n      ops:\n"
+                                "        - memPrefetchAsync: {buffer: m, stream: s}\n"),
+                     "p.yaml");
+  CHECK(in_graph.find(
+            "cannot be captured into graph 'graph#1': streamlab does not capture prefetches") !=
         std::string::npos);
 }
 
 // A prefetch moves pages, not values: unordered with a kernel writing the same buffer, it is no
 // race, where a second writer would be.
 TEST_CASE("memPrefetchAsync: never races, and orders what follows it in its stream") {
-  std::string kernel = "  - launch: {id: k, kernel: scale, grid: 4, block: 256, stream: t, args: {x: m, factor: 2}}\n";
-  Experiment quiet = load_string(experiment(kernel + "  - memPrefetchAsync: {buffer: m, stream: s}\n"), "p.yaml");
+  std::string kernel =
+      "  - launch: {id: k, kernel: scale, grid: 4, block: 256, stream: t, args: {x: m, factor: "
+      "2}}\n";
+  Experiment quiet =
+      load_string(experiment(kernel + "  - memPrefetchAsync: {buffer: m, stream: s}\n"), "p.yaml");
   Findings calm = analyze(quiet);
   for (const auto& f : calm.items()) CHECK(f.code != "race");
   Experiment racy = load_string(
-      experiment(kernel + "  - launch: {kernel: scale, grid: 4, block: 256, stream: s, args: {x: m, factor: 3}}\n"),
+      experiment(
+          kernel +
+          "  - launch: {kernel: scale, grid: 4, block: 256, stream: s, args: {x: m, factor: 3}}\n"),
       "p.yaml");
   bool race = false;
   Findings found = analyze(racy);
@@ -73,11 +86,12 @@ TEST_CASE("memPrefetchAsync: never races, and orders what follows it in its stre
 }
 
 TEST_CASE("memPrefetchAsync: the host backend leaves the contents as they were") {
-  Experiment e = load_string(experiment("  - memPrefetchAsync: {buffer: m, to: host, stream: s}\n"
-                                        "  - launch: {kernel: scale, grid: 4, block: 256, stream: s, args: {x: m, "
-                                        "factor: 2}}\n") +
-                                 "checks:\n  - value: {buffer: m, value: 2}\n",
-                             "p.yaml");
+  Experiment e = load_string(
+      experiment("  - memPrefetchAsync: {buffer: m, to: host, stream: s}\n"
+                 "  - launch: {kernel: scale, grid: 4, block: 256, stream: s, args: {x: m, "
+                 "factor: 2}}\n") +
+          "checks:\n  - value: {buffer: m, value: 2}\n",
+      "p.yaml");
   auto backend = make_host_backend(e);
   RunRecord run = run_experiment(e, *backend, {1, 0, {}});
   REQUIRE(run.checks.size() == 1);

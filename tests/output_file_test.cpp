@@ -18,8 +18,8 @@
 
 #include <fmt/format.h>
 
-#include "runner/execute/backend.hpp"
 #include "runner/core/diagnostics.hpp"
+#include "runner/execute/backend.hpp"
 #include "runner/report/output_file.hpp"
 #include "tests/test_support.hpp"
 
@@ -42,7 +42,9 @@ struct Scratch {
   fs::path dir;
 };
 
-void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
 
 // The names in `dir`, sorted: to see that nothing but the targets is left there.
 std::vector<std::string> listing(const fs::path& dir) {
@@ -53,7 +55,8 @@ std::vector<std::string> listing(const fs::path& dir) {
 }
 
 // The CommandLineError a plan throws, or "".
-std::string problems_of(std::vector<OutputRequest> requests, const std::vector<InputFile>& inputs = {}) {
+std::string problems_of(std::vector<OutputRequest> requests,
+                        const std::vector<InputFile>& inputs = {}) {
   try {
     OutputPlan plan(std::move(requests), inputs);
     return "";
@@ -84,7 +87,8 @@ std::vector<std::string> created_in(const fs::path& dir, const std::function<voi
 
 }  // namespace
 
-TEST_CASE("outputs: a report is written whole, replaces the old one, and leaves nothing beside it") {
+TEST_CASE(
+    "outputs: a report is written whole, replaces the old one, and leaves nothing beside it") {
   Scratch s;
   write_text(s / "r.json", "old");
   OutputPlan plan({{"--json", s / "r.json"}, {"--csv", s / "r.csv"}}, {});
@@ -115,9 +119,13 @@ TEST_CASE("outputs: a symlink at the target is refused and its destination left 
   fs::create_symlink(s / "victim", s / "r.json");
   fs::create_symlink(s / "nowhere", s / "dangling.json");
   std::string why = problems_of({{"--json", s / "r.json"}});
-  CHECK(why == fmt::format("--json {}: not a regular file (a symbolic link); streamlab writes reports only to "
-                           "regular files or - (stdout)", s / "r.json"));
-  CHECK(problems_of({{"--json", s / "dangling.json"}}).find("(a symbolic link)") != std::string::npos);
+  CHECK(why ==
+        fmt::format(
+            "--json {}: not a regular file (a symbolic link); streamlab writes reports only to "
+            "regular files or - (stdout)",
+            s / "r.json"));
+  CHECK(problems_of({{"--json", s / "dangling.json"}}).find("(a symbolic link)") !=
+        std::string::npos);
   CHECK(read_text(s / "victim") == "precious");
   CHECK_FALSE(fs::exists(s / "nowhere"));
 }
@@ -133,24 +141,30 @@ TEST_CASE("outputs: a FIFO is refused without opening it, so nothing blocks") {
 
 TEST_CASE("outputs: a device is refused") {
   CHECK(problems_of({{"--csv", "/dev/null"}}) ==
-        "--csv /dev/null: not a regular file (a character device); streamlab writes reports only to regular "
+        "--csv /dev/null: not a regular file (a character device); streamlab writes reports only "
+        "to regular "
         "files or - (stdout)");
 }
 
 TEST_CASE("outputs: a directory is refused, and so is a path that names a folder") {
   Scratch s;
   fs::create_directories(s.dir / "sub");
-  CHECK(problems_of({{"--html", s / "sub"}}).find("not a regular file (a folder)") != std::string::npos);
-  CHECK(problems_of({{"--html", s / "sub/"}}).find("names a folder; give a file name") != std::string::npos);
-  CHECK(problems_of({{"--html", s / "sub/.."}}).find("names a folder; give a file name") != std::string::npos);
+  CHECK(problems_of({{"--html", s / "sub"}}).find("not a regular file (a folder)") !=
+        std::string::npos);
+  CHECK(problems_of({{"--html", s / "sub/"}}).find("names a folder; give a file name") !=
+        std::string::npos);
+  CHECK(problems_of({{"--html", s / "sub/.."}}).find("names a folder; give a file name") !=
+        std::string::npos);
 }
 
 TEST_CASE("outputs: a read-only file is refused, for root too") {
   Scratch s;
   write_text(s / "r.json", "theirs");
-  fs::permissions(s / "r.json", fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  fs::permissions(s / "r.json",
+                  fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
   CHECK(problems_of({{"--json", s / "r.json"}}) ==
-        fmt::format("--json {}: a read-only file; streamlab replaces only files you may write", s / "r.json"));
+        fmt::format("--json {}: a read-only file; streamlab replaces only files you may write",
+                    s / "r.json"));
   CHECK(read_text(s / "r.json") == "theirs");
 }
 
@@ -159,16 +173,19 @@ TEST_CASE("outputs: a missing folder is refused before the run") {
   CHECK(problems_of({{"--json", s / "out/r.json"}}) ==
         fmt::format("--json {}: its folder '{}' does not exist", s / "out/r.json", s / "out"));
   write_text(s / "file", "");
-  CHECK(problems_of({{"--json", s / "file/r.json"}}).find("' is not a directory") != std::string::npos);
+  CHECK(problems_of({{"--json", s / "file/r.json"}}).find("' is not a directory") !=
+        std::string::npos);
 }
 
 TEST_CASE("outputs: a folder we may not write to is refused") {
   Scratch s;
   fs::create_directories(s.dir / "ro");
-  fs::permissions(s.dir / "ro", fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
-                                    fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
-  std::string expected = fmt::format("--json {}: its folder '{}' is not writable by us (Permission denied)",
-                                     s / "ro/r.json", s / "ro");
+  fs::permissions(s.dir / "ro", fs::perms::owner_read | fs::perms::owner_exec |
+                                    fs::perms::group_read | fs::perms::group_exec |
+                                    fs::perms::others_read | fs::perms::others_exec);
+  std::string expected =
+      fmt::format("--json {}: its folder '{}' is not writable by us (Permission denied)",
+                  s / "ro/r.json", s / "ro");
   if (::geteuid() != 0) {
     CHECK(problems_of({{"--json", s / "ro/r.json"}}) == expected);
   } else {
@@ -176,7 +193,8 @@ TEST_CASE("outputs: a folder we may not write to is refused") {
     pid_t child = ::fork();
     REQUIRE(child >= 0);
     if (child == 0) {
-      bool ok = ::setgid(65534) == 0 && ::setuid(65534) == 0 && problems_of({{"--json", s / "ro/r.json"}}) == expected;
+      bool ok = ::setgid(65534) == 0 && ::setuid(65534) == 0 &&
+                problems_of({{"--json", s / "ro/r.json"}}) == expected;
       ::_exit(ok ? 0 : 1);
     }
     int status = 0;
@@ -195,13 +213,13 @@ TEST_CASE("outputs: one path named twice is refused, however it is spelled") {
   CHECK(problems_of({{"--json", s / "a.json"}, {"--csv", s / "./x/../a.json"}}) ==
         fmt::format("--csv {}: also the path of --json", s / "./x/../a.json"));
   auto relative = fs::relative(s.dir / "a.json", fs::current_path()).string();
-  CHECK(problems_of({{"--json", s / "a.json"}, {"--trace", relative}}).find("also the path of --json") !=
-        std::string::npos);
+  CHECK(problems_of({{"--json", s / "a.json"}, {"--trace", relative}})
+            .find("also the path of --json") != std::string::npos);
   // A hard link is the same file under another name.
   write_text(s / "a.json", "");
   fs::create_hard_link(s / "a.json", s / "b.json");
-  CHECK(problems_of({{"--json", s / "a.json"}, {"--csv", s / "b.json"}}).find("also the path of --json") !=
-        std::string::npos);
+  CHECK(problems_of({{"--json", s / "a.json"}, {"--csv", s / "b.json"}})
+            .find("also the path of --json") != std::string::npos);
 }
 
 TEST_CASE("outputs: stdout at most once") {
@@ -217,9 +235,11 @@ TEST_CASE("outputs: no report replaces the experiment file") {
   fs::create_symlink(s / "exp.yaml", s / "alias.yaml");
   std::vector<InputFile> inputs = {{"the experiment file", s / "exp.yaml"}};
   CHECK(problems_of({{"--json", s / "exp.yaml"}}, inputs) ==
-        fmt::format("--json {}: that is the experiment file; a report never replaces a file the run reads",
-                    s / "exp.yaml"));
-  CHECK(problems_of({{"--json", s / "linked.yaml"}}, inputs).find("that is the experiment file") != std::string::npos);
+        fmt::format(
+            "--json {}: that is the experiment file; a report never replaces a file the run reads",
+            s / "exp.yaml"));
+  CHECK(problems_of({{"--json", s / "linked.yaml"}}, inputs).find("that is the experiment file") !=
+        std::string::npos);
   // Through a symlink to it, the input is the file the link names.
   CHECK(problems_of({{"--json", s / "exp.yaml"}}, {{"the experiment file", s / "alias.yaml"}})
             .find("that is the experiment file") != std::string::npos);
@@ -228,10 +248,13 @@ TEST_CASE("outputs: no report replaces the experiment file") {
 
 TEST_CASE("outputs: every problem is reported, one line each") {
   Scratch s;
-  std::string why = problems_of({{"--json", s / "missing/r.json"}, {"--csv", "/dev/null"}, {"--trace", "-"},
+  std::string why = problems_of({{"--json", s / "missing/r.json"},
+                                 {"--csv", "/dev/null"},
+                                 {"--trace", "-"},
                                  {"--html", "-"}});
   CHECK(std::count(why.begin(), why.end(), '\n') == 2);
-  CHECK(why.find("does not exist\nstreamlab: error: --csv /dev/null: not a regular file") != std::string::npos);
+  CHECK(why.find("does not exist\nstreamlab: error: --csv /dev/null: not a regular file") !=
+        std::string::npos);
   CHECK(why.find("\nstreamlab: error: --html -: also the output of --trace") != std::string::npos);
 }
 
@@ -240,7 +263,8 @@ TEST_CASE("outputs: all or none: a failure on the second report leaves the first
   write_text(a / "r.json", "old");
   OutputPlan plan({{"--json", a / "r.json"}, {"--csv", b / "r.csv"}}, {});
   fs::remove_all(b.dir);  // the second folder disappears during the run
-  std::string expected = fmt::format("--csv {}: cannot create a temporary in its folder", b / "r.csv");
+  std::string expected =
+      fmt::format("--csv {}: cannot create a temporary in its folder", b / "r.csv");
   CHECK_THROWS_WITH_AS(plan.commit({"new", "new"}), doctest::Contains(expected.c_str()), RunError);
   CHECK(read_text(a / "r.json") == "old");
   CHECK(listing(a.dir) == std::vector<std::string>{"r.json"});
@@ -252,9 +276,11 @@ TEST_CASE("outputs: a target that became a FIFO after the checks is not replaced
   write_text(s / "r.json", "old");
   OutputPlan plan({{"--json", s / "r.json"}, {"--csv", s / "r.csv"}}, {});
   REQUIRE(::mkfifo((s / "r.csv").c_str(), 0600) == 0);
-  CHECK_THROWS_WITH_AS(plan.commit({"new", "new"}),
-                       doctest::Contains("r.csv: it became a FIFO after streamlab checked it; no report was written"),
-                       RunError);
+  CHECK_THROWS_WITH_AS(
+      plan.commit({"new", "new"}),
+      doctest::Contains(
+          "r.csv: it became a FIFO after streamlab checked it; no report was written"),
+      RunError);
   CHECK(read_text(s / "r.json") == "old");
   CHECK(listing(s.dir) == std::vector<std::string>{"r.csv", "r.json"});
 }
@@ -263,7 +289,9 @@ TEST_CASE("outputs: temporaries have unpredictable names beside their target") {
   Scratch s;
   OutputPlan plan({{"--json", s / "r.json"}}, {});
   auto first = created_in(s.dir, [&] { plan.commit({"1"}); });
-  auto second = created_in(s.dir, [&] { OutputPlan({{"--json", s / "r.json"}}, {}).commit({"2"}); });
+  auto second = created_in(s.dir, [&] {
+    OutputPlan({{"--json", s / "r.json"}}, {}).commit({"2"});
+  });
   REQUIRE(first.size() == 1);
   REQUIRE(second.size() == 1);
   std::regex pattern(R"(\.r\.json\.[A-Za-z0-9]{6})");
@@ -277,7 +305,8 @@ TEST_CASE("outputs: temporaries have unpredictable names beside their target") {
 TEST_CASE("outputs: a commit killed by SIGTERM leaves no temporary, and the signal still ends it") {
   Scratch s;
   OutputPlan plan({{"--json", s / "r.json"}}, {});
-  std::vector<std::string> texts = {std::string(size_t(256) << 20, 'x')};  // long enough to be caught writing
+  std::vector<std::string> texts = {
+      std::string(size_t(256) << 20, 'x')};  // long enough to be caught writing
   int watch = ::inotify_init1(IN_CLOEXEC);
   REQUIRE(watch >= 0);
   REQUIRE(::inotify_add_watch(watch, s.dir.c_str(), IN_CREATE) >= 0);
@@ -303,7 +332,8 @@ TEST_CASE("outputs: a commit killed by SIGTERM leaves no temporary, and the sign
 TEST_CASE("outputs: the previous signal handlers are back after a commit") {
   Scratch s;
   auto old_hup = std::signal(SIGHUP, SIG_IGN);  // as under nohup
-  struct sigaction before {}, now {};
+  struct sigaction before {
+  }, now{};
   ::sigaction(SIGTERM, nullptr, &before);  // doctest's own, or the default
   OutputPlan({{"--json", s / "r.json"}}, {}).commit({"x"});
   ::sigaction(SIGHUP, nullptr, &now);

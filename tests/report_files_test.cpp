@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runner/execute/backend.hpp"
 #include "runner/check/figures.hpp"
+#include "runner/execute/backend.hpp"
 #include "runner/report/console.hpp"
 #include "runner/report/files.hpp"
 #include "tests/test_support.hpp"
@@ -35,4 +35,3 @@ TEST_CASE("reports: JSON, CSV, trace and console of a device-timed run match the
   check_golden("reports.console.txt", format_console_report(e, run));
   check_golden("reports.html", format_html(e, run));
 }
-

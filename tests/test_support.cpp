@@ -7,10 +7,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "runner/execute/backend.hpp"
 #include "ops/user_kernel.hpp"
 #include "runner/check/figures.hpp"
 #include "runner/core/diagnostics.hpp"
+#include "runner/execute/backend.hpp"
 
 namespace streamlab::test {
 
@@ -34,7 +34,8 @@ std::vector<std::filesystem::path> yaml_files(const std::string& dir) {
   return files;
 }
 
-std::string diagnostics_of(const std::string& text, const std::string& file, const LoadOptions& options) {
+std::string diagnostics_of(const std::string& text, const std::string& file,
+                           const LoadOptions& options) {
   try {
     load_string(text, file, options);
     return "";

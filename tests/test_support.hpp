@@ -23,7 +23,8 @@ std::string diagnostics_of(const std::string& text, const std::string& file = "t
 
 // Compiles `exp`'s user kernels for `arch`: the compiler's errors as streamlab prints them ("" when
 // they compile), or nullopt where NVRTC is not installed (a MESSAGE says the case skipped).
-std::optional<std::string> compile_errors(const Experiment& exp, const std::string& arch = "compute_75");
+std::optional<std::string> compile_errors(const Experiment& exp,
+                                          const std::string& arch = "compute_75");
 
 // Runs `e` on the host backend: `repeat` timed repetitions, no warm-up.
 RunRecord run_on_host(const Experiment& e, int64_t repeat = 1);

@@ -17,7 +17,8 @@ __global__ void start_gate_kernel(const volatile int* flag, int* timed_out, uint
 
 }  // namespace
 
-cudaError_t launch_start_gate(cudaStream_t stream, const volatile int* flag, int* timed_out, uint64_t timeout_ns) {
+cudaError_t launch_start_gate(cudaStream_t stream, const volatile int* flag, int* timed_out,
+                              uint64_t timeout_ns) {
   start_gate_kernel<<<1, 1, 0, stream>>>(flag, timed_out, timeout_ns);
   return cudaGetLastError();
 }

@@ -24,19 +24,22 @@ std::optional<KernelArgProblem> check_square_args(const KernelCall& call) {
   int64_t n = call.scalar(2);
   if (elem_size(in.type) != 4)
     return KernelArgProblem{"in", fmt::format("buffer '{}' is {}; expected 4-byte elements "
-                                              "(int32, uint32 or float32)", in.name, elem_type_name(in.type))};
+                                              "(int32, uint32 or float32)",
+                                              in.name, elem_type_name(in.type))};
   if (out.type != in.type)
-    return KernelArgProblem{"out", fmt::format("buffer '{}' is {}, but 'in' is {}; expected the same type",
-                                               out.name, elem_type_name(out.type), elem_type_name(in.type))};
+    return KernelArgProblem{
+        "out", fmt::format("buffer '{}' is {}, but 'in' is {}; expected the same type", out.name,
+                           elem_type_name(out.type), elem_type_name(in.type))};
   if (n < 1) return KernelArgProblem{"n", fmt::format("n is {}; expected at least 1", n)};
   int64_t needed = 0;
   if (__builtin_mul_overflow(n, n, &needed))
     return KernelArgProblem{"n", fmt::format("n*n overflows for n = {}", n)};
   for (int p : {0, 1}) {
     if (call.count(p) < needed)
-      return KernelArgProblem{std::string(kTransposeParams[p].name),
-                              fmt::format("{} holds {} elements; n*n = {} needed",
-                                          range_title(call.exp, call.op.args[p].range), call.count(p), needed)};
+      return KernelArgProblem{
+          std::string(kTransposeParams[p].name),
+          fmt::format("{} holds {} elements; n*n = {} needed",
+                      range_title(call.exp, call.op.args[p].range), call.count(p), needed)};
   }
   return std::nullopt;
 }
@@ -45,20 +48,24 @@ std::optional<KernelArgProblem> check_tiled_args(const KernelCall& call) {
   if (auto problem = check_square_args(call)) return problem;
   const auto& block = call.op.block;
   if (block[0] != kTransposeTile || kTransposeTile % block[1] != 0 || block[2] != 1)
-    return KernelArgProblem{"block", fmt::format(
-        "transpose_tiled needs block [32, k] with k dividing 32 (one 32x32 tile per block); got [{}, {}, {}]",
-        block[0], block[1], block[2])};
+    return KernelArgProblem{"block",
+                            fmt::format("transpose_tiled needs block [32, k] with k dividing 32 "
+                                        "(one 32x32 tile per block); got [{}, {}, {}]",
+                                        block[0], block[1], block[2])};
   return std::nullopt;
 }
 
 constexpr KernelParam kSpinParams[] = {
-    {"us", ParamKind::scalar, "how long each block runs, in microseconds of the GPU's global timer"},
+    {"us", ParamKind::scalar,
+     "how long each block runs, in microseconds of the GPU's global timer"},
 };
 
 std::optional<KernelArgProblem> check_spin_args(const KernelCall& call) {
-  constexpr int64_t kMaxUs = 10'000'000;  // 10 s: longer is a mistake, and would trip the start gate
+  constexpr int64_t kMaxUs =
+      10'000'000;  // 10 s: longer is a mistake, and would trip the start gate
   if (call.scalar(0) < 0 || call.scalar(0) > kMaxUs)
-    return KernelArgProblem{"us", fmt::format("us is {}; expected 0..{} (10 s)", call.scalar(0), kMaxUs)};
+    return KernelArgProblem{"us",
+                            fmt::format("us is {}; expected 0..{} (10 s)", call.scalar(0), kMaxUs)};
   return std::nullopt;
 }
 
@@ -70,9 +77,10 @@ std::optional<KernelArgProblem> check_float32(const KernelCall& call) {
     if (!call.op.args[p].range.valid()) continue;
     const Buffer& b = call.buffer(int(p));
     if (b.type != ElemType::float32)
-      return KernelArgProblem{std::string(kernel_table()[call.op.kernel].params[p].name),
-                              fmt::format("buffer '{}' is {}; {} works on float32", b.name, elem_type_name(b.type),
-                                          kernel_table()[call.op.kernel].name)};
+      return KernelArgProblem{
+          std::string(kernel_table()[call.op.kernel].params[p].name),
+          fmt::format("buffer '{}' is {}; {} works on float32", b.name, elem_type_name(b.type),
+                      kernel_table()[call.op.kernel].name)};
   }
   return std::nullopt;
 }
@@ -81,10 +89,11 @@ std::optional<KernelArgProblem> check_float32(const KernelCall& call) {
 std::optional<KernelArgProblem> check_covers(const KernelCall& call, int in, int n_from) {
   if (call.count(in) >= call.count(n_from)) return std::nullopt;
   const auto& params = kernel_table()[call.op.kernel].params;
-  return KernelArgProblem{std::string(params[in].name),
-                          fmt::format("{} holds {} elements; '{}' has {}, and each needs its element", 
-                                      range_title(call.exp, call.op.args[in].range), call.count(in),
-                                      params[n_from].name, call.count(n_from))};
+  return KernelArgProblem{
+      std::string(params[in].name),
+      fmt::format("{} holds {} elements; '{}' has {}, and each needs its element",
+                  range_title(call.exp, call.op.args[in].range), call.count(in),
+                  params[n_from].name, call.count(n_from))};
 }
 
 std::optional<KernelArgProblem> check_real_fits_float(const KernelCall& call, int p) {
@@ -116,7 +125,8 @@ std::optional<KernelArgProblem> check_vector_add_args(const KernelCall& call) {
 
 constexpr KernelParam kSaxpyParams[] = {
     {"x", ParamKind::in_buffer, "float32 range, at least as long as y"},
-    {"y", ParamKind::inout_buffer, "float32 range; y[i] = a * x[i] + y[i] for each of its elements"},
+    {"y", ParamKind::inout_buffer,
+     "float32 range; y[i] = a * x[i] + y[i] for each of its elements"},
     {"a", ParamKind::real, "the factor"},
 };
 std::optional<KernelArgProblem> check_saxpy_args(const KernelCall& call) {
@@ -136,24 +146,30 @@ std::optional<KernelArgProblem> check_scale_args(const KernelCall& call) {
 
 constexpr KernelParam kReduceParams[] = {
     {"in", ParamKind::in_buffer, "float32 range to sum"},
-    {"out", ParamKind::out_buffer, "float32 range of at least grid.x elements: one partial sum per block"},
+    {"out", ParamKind::out_buffer,
+     "float32 range of at least grid.x elements: one partial sum per block"},
 };
 std::optional<KernelArgProblem> check_reduce_args(const KernelCall& call) {
   if (auto p = check_float32(call)) return p;
   const auto& g = call.op.grid;
   const auto& b = call.op.block;
   if (g[1] != 1 || g[2] != 1)
-    return KernelArgProblem{"grid", fmt::format("reduce_sum takes a 1-D grid; got [{}, {}, {}]", g[0], g[1], g[2])};
+    return KernelArgProblem{
+        "grid", fmt::format("reduce_sum takes a 1-D grid; got [{}, {}, {}]", g[0], g[1], g[2])};
   if (b[1] != 1 || b[2] != 1 || b[0] < 1 || (b[0] & (b[0] - 1)) != 0)
-    return KernelArgProblem{"block", fmt::format("reduce_sum takes a 1-D block of a power of two threads (its tree "
-                                                 "halves them); got [{}, {}, {}]", b[0], b[1], b[2])};
+    return KernelArgProblem{
+        "block", fmt::format("reduce_sum takes a 1-D block of a power of two threads (its tree "
+                             "halves them); got [{}, {}, {}]",
+                             b[0], b[1], b[2])};
   if (call.op.shared_bytes + b[0] * 4 > 48 * 1024)
-    return KernelArgProblem{"shared", fmt::format("reduce_sum uses block.x * 4 = {} bytes of shared memory besides "
-                                                  "shared: {}; at most 49152 together", b[0] * 4,
-                                                  call.op.shared_bytes)};
+    return KernelArgProblem{
+        "shared", fmt::format("reduce_sum uses block.x * 4 = {} bytes of shared memory besides "
+                              "shared: {}; at most 49152 together",
+                              b[0] * 4, call.op.shared_bytes)};
   if (call.count(1) < g[0])
-    return KernelArgProblem{"out", fmt::format("{} holds {} elements; grid.x = {} blocks write one each",
-                                               range_title(call.exp, call.op.args[1].range), call.count(1), g[0])};
+    return KernelArgProblem{
+        "out", fmt::format("{} holds {} elements; grid.x = {} blocks write one each",
+                           range_title(call.exp, call.op.args[1].range), call.count(1), g[0])};
   return std::nullopt;
 }
 
@@ -173,19 +189,25 @@ int64_t transpose_bytes(const KernelCall& call) {
 
 constexpr KernelKind kKernels[] = {
     {"spin",
-     "every block waits us microseconds on the GPU's clock and writes nothing: for concurrency and overlap "
+     "every block waits us microseconds on the GPU's clock and writes nothing: for concurrency and "
+     "overlap "
      "experiments",
      kSpinParams, check_spin_args, host_spin, launch_spin, no_bytes},
-    {"empty", "does nothing: what a launch costs by itself", {}, no_check,
-     host_empty, launch_empty, no_bytes},
-    {"fill", "out[i] = value for every element of out (float32, grid-stride)", kFillParams, check_fill_args,
-     host_fill, launch_fill, fill_bytes},
-    {"vector_add", "out[i] = a[i] + b[i] (float32, grid-stride)", kVectorAddParams, check_vector_add_args,
-     host_vector_add, launch_vector_add, vector_add_bytes},
+    {"empty",
+     "does nothing: what a launch costs by itself",
+     {},
+     no_check,
+     host_empty,
+     launch_empty,
+     no_bytes},
+    {"fill", "out[i] = value for every element of out (float32, grid-stride)", kFillParams,
+     check_fill_args, host_fill, launch_fill, fill_bytes},
+    {"vector_add", "out[i] = a[i] + b[i] (float32, grid-stride)", kVectorAddParams,
+     check_vector_add_args, host_vector_add, launch_vector_add, vector_add_bytes},
     {"saxpy", "y[i] = a * x[i] + y[i], one fused multiply-add (float32, grid-stride)", kSaxpyParams,
      check_saxpy_args, host_saxpy, launch_saxpy, saxpy_bytes},
-    {"scale", "x[i] *= factor, in place (float32, grid-stride)", kScaleParams, check_scale_args, host_scale,
-     launch_scale, scale_bytes},
+    {"scale", "x[i] *= factor, in place (float32, grid-stride)", kScaleParams, check_scale_args,
+     host_scale, launch_scale, scale_bytes},
     {"reduce_sum",
      "out[b] = the sum of block b's share of in, through a shared-memory tree with __syncthreads; "
      "1-D, power-of-two blocks; launch again with one block for the total",
@@ -193,15 +215,19 @@ constexpr KernelKind kKernels[] = {
     {"transpose_naive",
      "out[r][c] = in[c][r], one thread per element, coalesced writes and strided reads "
      "(the reference material's kernel); grid covers n x n threads",
-     kTransposeParams, check_square_args, host_transpose_naive, launch_transpose_naive, transpose_bytes},
+     kTransposeParams, check_square_args, host_transpose_naive, launch_transpose_naive,
+     transpose_bytes},
     {"transpose_tiled",
      "out[r][c] = in[c][r] through a 32x32 shared-memory tile and __syncthreads, coalesced both "
      "ways; block [32, k], grid [ceil(n/32), ceil(n/32)]",
-     kTransposeParams, check_tiled_args, host_transpose_tiled, launch_transpose_tiled, transpose_bytes},
+     kTransposeParams, check_tiled_args, host_transpose_tiled, launch_transpose_tiled,
+     transpose_bytes},
     {"transpose_tiled_nobarrier",
-     "transpose_tiled without its __syncthreads: threads read tile elements before they are written, "
+     "transpose_tiled without its __syncthreads: threads read tile elements before they are "
+     "written, "
      "so the result is wrong (claim C9); its host reference is the right transpose",
-     kTransposeParams, check_tiled_args, host_transpose_tiled, launch_transpose_tiled_nobarrier, transpose_bytes},
+     kTransposeParams, check_tiled_args, host_transpose_tiled, launch_transpose_tiled_nobarrier,
+     transpose_bytes},
 };
 
 }  // namespace
@@ -210,11 +236,16 @@ std::span<const KernelKind> kernel_table() { return kKernels; }
 
 std::string_view param_kind_name(ParamKind k) {
   switch (k) {
-    case ParamKind::in_buffer: return "in";
-    case ParamKind::out_buffer: return "out";
-    case ParamKind::inout_buffer: return "inout";
-    case ParamKind::scalar: return "int";
-    case ParamKind::real: return "real";
+    case ParamKind::in_buffer:
+      return "in";
+    case ParamKind::out_buffer:
+      return "out";
+    case ParamKind::inout_buffer:
+      return "inout";
+    case ParamKind::scalar:
+      return "int";
+    case ParamKind::real:
+      return "real";
   }
   return "?";
 }

@@ -28,7 +28,8 @@ __global__ void transpose_tiled_kernel(const uint32_t* in, uint32_t* out, int64_
 #pragma unroll  // kRows is known: every load is in flight at once
   for (int j = 0; j < kTransposeTile; j += kRows)
     if (x < n && y + j < n) tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * n + x];
-  if constexpr (kBarrier) __syncthreads();  // every element of the tile is loaded before any thread reads a column
+  if constexpr (kBarrier)
+    __syncthreads();  // every element of the tile is loaded before any thread reads a column
   x = blockIdx.y * int64_t(kTransposeTile) + threadIdx.x;
   y = blockIdx.x * int64_t(kTransposeTile) + threadIdx.y;
 #pragma unroll
@@ -36,9 +37,7 @@ __global__ void transpose_tiled_kernel(const uint32_t* in, uint32_t* out, int64_
     if (x < n && y + j < n) out[(y + j) * n + x] = tile[threadIdx.x][threadIdx.y + j];
 }
 
-dim3 to_dim3(const int64_t v[3]) {
-  return dim3(unsigned(v[0]), unsigned(v[1]), unsigned(v[2]));
-}
+dim3 to_dim3(const int64_t v[3]) { return dim3(unsigned(v[0]), unsigned(v[1]), unsigned(v[2])); }
 
 }  // namespace
 
@@ -50,20 +49,33 @@ cudaError_t launch_transpose_naive(const LaunchDims& d, cudaStream_t stream, con
 
 template <bool kBarrier, int kRows>
 void launch_rows(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
-  transpose_tiled_kernel<kBarrier, kRows><<<to_dim3(d.grid), to_dim3(d.block), size_t(d.shared_bytes), stream>>>(
-      static_cast<const uint32_t*>(a.ptr[0]), static_cast<uint32_t*>(a.ptr[1]), a.scalar[2]);
+  transpose_tiled_kernel<kBarrier, kRows>
+      <<<to_dim3(d.grid), to_dim3(d.block), size_t(d.shared_bytes), stream>>>(
+          static_cast<const uint32_t*>(a.ptr[0]), static_cast<uint32_t*>(a.ptr[1]), a.scalar[2]);
 }
 
 // One instance per block height (load checks it divides 32), so each loop is unrolled.
 template <bool kBarrier>
 cudaError_t launch_tiled(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
   switch (d.block[1]) {
-    case 1: launch_rows<kBarrier, 1>(d, stream, a); break;
-    case 2: launch_rows<kBarrier, 2>(d, stream, a); break;
-    case 4: launch_rows<kBarrier, 4>(d, stream, a); break;
-    case 8: launch_rows<kBarrier, 8>(d, stream, a); break;
-    case 16: launch_rows<kBarrier, 16>(d, stream, a); break;
-    default: launch_rows<kBarrier, 32>(d, stream, a); break;
+    case 1:
+      launch_rows<kBarrier, 1>(d, stream, a);
+      break;
+    case 2:
+      launch_rows<kBarrier, 2>(d, stream, a);
+      break;
+    case 4:
+      launch_rows<kBarrier, 4>(d, stream, a);
+      break;
+    case 8:
+      launch_rows<kBarrier, 8>(d, stream, a);
+      break;
+    case 16:
+      launch_rows<kBarrier, 16>(d, stream, a);
+      break;
+    default:
+      launch_rows<kBarrier, 32>(d, stream, a);
+      break;
   }
   return cudaGetLastError();
 }
@@ -72,7 +84,8 @@ cudaError_t launch_transpose_tiled(const LaunchDims& d, cudaStream_t stream, con
   return launch_tiled<true>(d, stream, a);
 }
 
-cudaError_t launch_transpose_tiled_nobarrier(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+cudaError_t launch_transpose_tiled_nobarrier(const LaunchDims& d, cudaStream_t stream,
+                                             const KernelArgs& a) {
   return launch_tiled<false>(d, stream, a);
 }
 

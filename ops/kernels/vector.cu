@@ -35,7 +35,8 @@ __global__ void reduce_sum_kernel(const float* in, float* out, int64_t n) {
   partial[threadIdx.x] = sum;
   __syncthreads();
   for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) partial[threadIdx.x] = __fadd_rn(partial[threadIdx.x], partial[threadIdx.x + s]);
+    if (threadIdx.x < s)
+      partial[threadIdx.x] = __fadd_rn(partial[threadIdx.x], partial[threadIdx.x + s]);
     __syncthreads();
   }
   if (threadIdx.x == 0) out[blockIdx.x] = partial[0];
@@ -47,8 +48,9 @@ float* f32(void* p) { return static_cast<float*>(p); }
 
 }  // namespace
 
-#define STREAMLAB_LAUNCH(kernel, extra_shared, ...)                                                        \
-  kernel<<<to_dim3(d.grid), to_dim3(d.block), size_t(d.shared_bytes + (extra_shared)), stream>>>(__VA_ARGS__); \
+#define STREAMLAB_LAUNCH(kernel, extra_shared, ...)                                               \
+  kernel<<<to_dim3(d.grid), to_dim3(d.block), size_t(d.shared_bytes + (extra_shared)), stream>>>( \
+      __VA_ARGS__);                                                                               \
   return cudaGetLastError()
 
 cudaError_t launch_empty(const LaunchDims& d, cudaStream_t stream, const KernelArgs&) {
@@ -67,7 +69,8 @@ cudaError_t launch_scale(const LaunchDims& d, cudaStream_t stream, const KernelA
   STREAMLAB_LAUNCH(scale_kernel, 0, f32(a.ptr[0]), a.count[0], float(a.real[1]));
 }
 cudaError_t launch_reduce_sum(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
-  STREAMLAB_LAUNCH(reduce_sum_kernel, d.block[0] * int64_t(sizeof(float)), f32(a.ptr[0]), f32(a.ptr[1]), a.count[0]);
+  STREAMLAB_LAUNCH(reduce_sum_kernel, d.block[0] * int64_t(sizeof(float)), f32(a.ptr[0]),
+                   f32(a.ptr[1]), a.count[0]);
 }
 
 }  // namespace streamlab

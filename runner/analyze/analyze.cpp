@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <optional>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <tuple>
@@ -84,7 +84,8 @@ class Analyzer {
   // "op 'k' (stream 's1', line 12)"
   std::string title(int i) const {
     if (op(i).stream < 0) return fmt::format("op '{}' (line {})", op(i).id, op(i).loc.line);
-    return fmt::format("op '{}' (stream '{}', line {})", op(i).id, stream_name(op(i).stream), op(i).loc.line);
+    return fmt::format("op '{}' (stream '{}', line {})", op(i).id, stream_name(op(i).stream),
+                       op(i).loc.line);
   }
 
   void issue(int i) {
@@ -111,23 +112,29 @@ class Analyzer {
   void check_conflicts(int i, const Access& a, const Clock& start) {
     int64_t begin = a.range.offset, end = a.range.offset + a.range.count;
     for (const Record& r : live_[a.range.buffer]) {
-      if (r.end <= begin || end <= r.begin || (!r.write && !a.write) || done_in(r.at, start)) continue;
-      if (!reported_.insert({r.op, a.range.buffer}).second) continue;  // one finding per op pair and buffer
-      BufferRange overlap{a.range.buffer, std::max(begin, r.begin), std::min(end, r.end) - std::max(begin, r.begin)};
-      if (r.host || a.host) report_host_read(r, i, a, overlap);
-      else report_race(r, i, a, overlap);
+      if (r.end <= begin || end <= r.begin || (!r.write && !a.write) || done_in(r.at, start))
+        continue;
+      if (!reported_.insert({r.op, a.range.buffer}).second)
+        continue;  // one finding per op pair and buffer
+      BufferRange overlap{a.range.buffer, std::max(begin, r.begin),
+                          std::min(end, r.end) - std::max(begin, r.begin)};
+      if (r.host || a.host)
+        report_host_read(r, i, a, overlap);
+      else
+        report_race(r, i, a, overlap);
     }
   }
 
   void report_race(const Record& r, int i, const Access& a, const BufferRange& overlap) {
     if (repeats_earlier("race", op(i).loc, op(r.op).loc, overlap.buffer)) return;
-    Finding& f = out_.add("race", op(i).loc,
-                          fmt::format("data race on '{}': op '{}' (stream '{}') {}s it while op '{}' (stream '{}', "
-                                      "line {}) may still {} it; nothing orders the two", range_name(exp_, overlap),
-                                      op(i).id, stream_name(op(i).stream), verb(a.write), op(r.op).id,
-                                      stream_name(op(r.op).stream), op(r.op).loc.line, verb(r.write)));
-    f.related.push_back({op(r.op).loc, fmt::format("op '{}' {}s '{}' here", op(r.op).id, verb(r.write),
-                                                   range_name(exp_, overlap))});
+    Finding& f = out_.add(
+        "race", op(i).loc,
+        fmt::format("data race on '{}': op '{}' (stream '{}') {}s it while op '{}' (stream '{}', "
+                    "line {}) may still {} it; nothing orders the two",
+                    range_name(exp_, overlap), op(i).id, stream_name(op(i).stream), verb(a.write),
+                    op(r.op).id, stream_name(op(r.op).stream), op(r.op).loc.line, verb(r.write)));
+    f.related.push_back({op(r.op).loc, fmt::format("op '{}' {}s '{}' here", op(r.op).id,
+                                                   verb(r.write), range_name(exp_, overlap))});
     f.fix = op(i).workspace.buffer == overlap.buffer && op(r.op).workspace.buffer == overlap.buffer
                 ? workspace_fix(r.op, i)
                 : event_fix(r.op, i);
@@ -140,26 +147,29 @@ class Analyzer {
   // at once; an event would serialize them.
   std::string workspace_fix(int first, int second) const {
     const Buffer& ws = exp_.buffers[op(second).workspace.buffer];
-    return fmt::format("give op '{}' a workspace of its own, so that both may run at once:\n"
-                       "  buffers:\n"
-                       "    {}_{}: {{type: {}, count: {}, memory: device}}\n"
-                       "  and in op '{}': workspace: {}_{}\n"
-                       "(or, to run them one after the other, order them with an event: {})",
-                       op(second).id, ws.name, stream_name(op(second).stream), elem_type_name(ws.type), ws.count,
-                       op(second).id, ws.name, stream_name(op(second).stream),
-                       fmt::format("record one in stream '{}' after op '{}', wait for it in stream '{}'",
-                                   stream_name(op(first).stream), op(first).id, stream_name(op(second).stream)));
+    return fmt::format(
+        "give op '{}' a workspace of its own, so that both may run at once:\n"
+        "  buffers:\n"
+        "    {}_{}: {{type: {}, count: {}, memory: device}}\n"
+        "  and in op '{}': workspace: {}_{}\n"
+        "(or, to run them one after the other, order them with an event: {})",
+        op(second).id, ws.name, stream_name(op(second).stream), elem_type_name(ws.type), ws.count,
+        op(second).id, ws.name, stream_name(op(second).stream),
+        fmt::format("record one in stream '{}' after op '{}', wait for it in stream '{}'",
+                    stream_name(op(first).stream), op(first).id, stream_name(op(second).stream)));
   }
 
   // A host function reads host memory while device work may still write it.
   void report_host_read(const Record& r, int i, const Access& a, const BufferRange& overlap) {
     int reader = a.host ? i : r.op, writer = a.host ? r.op : i;
     if (repeats_earlier("unsynced-host-read", op(i).loc, op(r.op).loc, overlap.buffer)) return;
-    Finding& f = out_.add("unsynced-host-read", op(i).loc,
-                          fmt::format("host function '{}' (stream '{}') reads '{}' while {} may still write it",
-                                      op(reader).id, stream_name(op(reader).stream), range_name(exp_, overlap),
-                                      title(writer)));
-    f.related.push_back({op(r.op).loc, fmt::format("op '{}' {}s it here", op(r.op).id, verb(r.write))});
+    Finding& f = out_.add(
+        "unsynced-host-read", op(i).loc,
+        fmt::format("host function '{}' (stream '{}') reads '{}' while {} may still write it",
+                    op(reader).id, stream_name(op(reader).stream), range_name(exp_, overlap),
+                    title(writer)));
+    f.related.push_back(
+        {op(r.op).loc, fmt::format("op '{}' {}s it here", op(r.op).id, verb(r.write))});
     f.fix = event_fix(r.op, i);
     f.ops = {r.op, i};
     f.buffer = overlap.buffer;
@@ -170,15 +180,19 @@ class Analyzer {
   void check_allocated(int i, const Access& a, const Clock& start) {
     const Buffer& b = exp_.buffers[a.range.buffer];
     const auto& at = alloc_at_[a.range.buffer];
-    if (!at || done_in(*at, start) || !reported_.insert({b.alloc_op, a.range.buffer}).second) return;
+    if (!at || done_in(*at, start) || !reported_.insert({b.alloc_op, a.range.buffer}).second)
+      return;
     if (repeats_earlier("use-before-alloc", op(i).loc, op(b.alloc_op).loc, a.range.buffer)) return;
-    Finding& f = out_.add("use-before-alloc", op(i).loc,
-                          fmt::format("op '{}' (stream '{}') uses '{}' before its allocation is ordered before it: "
-                                      "op '{}' allocates it in stream '{}' (line {}), and nothing makes stream '{}' "
-                                      "wait for that", op(i).id, stream_name(op(i).stream), b.name, op(b.alloc_op).id,
-                                      stream_name(op(b.alloc_op).stream), op(b.alloc_op).loc.line,
-                                      stream_name(op(i).stream)));
-    f.related.push_back({op(b.alloc_op).loc, fmt::format("'{}' is allocated here, in stream order", b.name)});
+    Finding& f = out_.add(
+        "use-before-alloc", op(i).loc,
+        fmt::format("op '{}' (stream '{}') uses '{}' before its allocation is ordered before it: "
+                    "op '{}' allocates it in stream '{}' (line {}), and nothing makes stream '{}' "
+                    "wait for that",
+                    op(i).id, stream_name(op(i).stream), b.name, op(b.alloc_op).id,
+                    stream_name(op(b.alloc_op).stream), op(b.alloc_op).loc.line,
+                    stream_name(op(i).stream)));
+    f.related.push_back(
+        {op(b.alloc_op).loc, fmt::format("'{}' is allocated here, in stream order", b.name)});
     f.fix = event_fix(b.alloc_op, i);
     f.ops = {b.alloc_op, i};
     f.buffer = a.range.buffer;
@@ -193,12 +207,14 @@ class Analyzer {
       Finding& f = out_.add("use-after-free", op(i).loc,
                             fmt::format("op '{}' frees '{}' while {} may still {} it", op(i).id,
                                         exp_.buffers[buffer].name, title(r.op), verb(r.write)));
-      f.related.push_back({op(r.op).loc, fmt::format("op '{}' uses '{}' here", op(r.op).id, exp_.buffers[buffer].name)});
+      f.related.push_back({op(r.op).loc, fmt::format("op '{}' uses '{}' here", op(r.op).id,
+                                                     exp_.buffers[buffer].name)});
       f.fix = op(i).stream >= 0 ? event_fix(r.op, i)
-                                : fmt::format("make the host wait for stream '{}' before op '{}':\n"
-                                              "- streamSynchronize: {{stream: {}}}  # before line {}",
-                                              stream_name(op(r.op).stream), op(i).id, stream_name(op(r.op).stream),
-                                              op(i).loc.line);
+                                : fmt::format(
+                                      "make the host wait for stream '{}' before op '{}':\n"
+                                      "- streamSynchronize: {{stream: {}}}  # before line {}",
+                                      stream_name(op(r.op).stream), op(i).id,
+                                      stream_name(op(r.op).stream), op(i).loc.line);
       f.ops = {r.op, i};
       f.buffer = buffer;
     }
@@ -210,8 +226,8 @@ class Analyzer {
     Record rec{i, at, a.range.offset, a.range.offset + a.range.count, a.write, a.host};
     auto& live = live_[a.range.buffer];
     std::erase_if(live, [&](const Record& r) {
-      return done_in(r.at, start) && rec.begin <= r.begin && r.end <= rec.end && (rec.write || !r.write) &&
-             r.host == rec.host;
+      return done_in(r.at, start) && rec.begin <= r.begin && r.end <= rec.end &&
+             (rec.write || !r.write) && r.host == rec.host;
     });
     live.push_back(rec);
   }
@@ -230,21 +246,24 @@ class Analyzer {
   void check_read_at_end(int c, const BufferRange& range, std::set<int>& seen) {
     const CheckSpec& check = exp_.checks[c];
     for (const Record& r : live_[range.buffer]) {
-      if (!r.write || r.end <= range.offset || range.offset + range.count <= r.begin || done_in(r.at, hb_.host()) ||
-          !seen.insert(r.op).second)
+      if (!r.write || r.end <= range.offset || range.offset + range.count <= r.begin ||
+          done_in(r.at, hb_.host()) || !seen.insert(r.op).second)
         continue;
       if (repeats_earlier("unsynced-host-read", check.loc, op(r.op).loc, range.buffer)) continue;
-      Finding& f = out_.add("unsynced-host-read", check.loc,
-                            fmt::format("check {} reads '{}' on the host, but {} may still write it: nothing makes "
-                                        "the host wait for it before the end of the ops (streamlab synchronizes "
-                                        "before its checks; a program reading '{}' there would see stale data)",
-                                        check.kind, exp_.buffers[range.buffer].name, title(r.op),
-                                        exp_.buffers[range.buffer].name));
+      Finding& f = out_.add(
+          "unsynced-host-read", check.loc,
+          fmt::format("check {} reads '{}' on the host, but {} may still write it: nothing makes "
+                      "the host wait for it before the end of the ops (streamlab synchronizes "
+                      "before its checks; a program reading '{}' there would see stale data)",
+                      check.kind, exp_.buffers[range.buffer].name, title(r.op),
+                      exp_.buffers[range.buffer].name));
       f.related.push_back({op(r.op).loc, fmt::format("op '{}' writes '{}' here", op(r.op).id,
                                                      exp_.buffers[range.buffer].name)});
-      f.fix = fmt::format("make the host wait for stream '{}' after op '{}':\n"
-                          "- streamSynchronize: {{stream: {}}}  # after line {}, before the end of the ops",
-                          stream_name(op(r.op).stream), op(r.op).id, stream_name(op(r.op).stream), op(r.op).loc.line);
+      f.fix = fmt::format(
+          "make the host wait for stream '{}' after op '{}':\n"
+          "- streamSynchronize: {{stream: {}}}  # after line {}, before the end of the ops",
+          stream_name(op(r.op).stream), op(r.op).id, stream_name(op(r.op).stream),
+          op(r.op).loc.line);
       f.ops = {r.op};
       f.checks = {c};
       f.buffer = range.buffer;
@@ -258,23 +277,28 @@ class Analyzer {
     for (char ch : op(before).id) base += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
     while (!base.empty() && base.back() == '_') base.pop_back();
     std::string name = base + "_done";
-    for (int n = 2; std::any_of(exp_.events.begin(), exp_.events.end(), [&](const Event& e) { return e.name == name; }); ++n)
+    for (int n = 2; std::any_of(exp_.events.begin(), exp_.events.end(),
+                                [&](const Event& e) { return e.name == name; });
+         ++n)
       name = fmt::format("{}_done{}", base, n);
     int from = op(before).stream, to = op(after).stream;
-    return fmt::format("record an event in stream '{}' after op '{}' and make stream '{}' wait for it before op '{}':\n"
-                       "events:\n  {}: {{flags: disable-timing}}\n"
-                       "ops:\n"
-                       "  - eventRecord: {{event: {}, stream: {}}}  # after line {}\n"
-                       "  - streamWaitEvent: {{stream: {}, event: {}}}  # before line {}",
-                       stream_name(from), op(before).id, stream_name(to), op(after).id, name, name, stream_name(from),
-                       op(before).loc.line, stream_name(to), name, op(after).loc.line);
+    return fmt::format(
+        "record an event in stream '{}' after op '{}' and make stream '{}' wait for it before op "
+        "'{}':\n"
+        "events:\n  {}: {{flags: disable-timing}}\n"
+        "ops:\n"
+        "  - eventRecord: {{event: {}, stream: {}}}  # after line {}\n"
+        "  - streamWaitEvent: {{stream: {}, event: {}}}  # before line {}",
+        stream_name(from), op(before).id, stream_name(to), op(after).id, name, name,
+        stream_name(from), op(before).loc.line, stream_name(to), name, op(after).loc.line);
   }
 
   // Counts a finding that repeats one already made from the same YAML lines (a loop) instead of
   // building its text again: a racy loop of ten thousand iterations costs one message.
-  bool repeats_earlier(std::string_view code, const SourceLoc& at, const SourceLoc& other, int buffer) {
-    auto [it, fresh] =
-        made_.try_emplace(std::tuple(code, at.line, at.col, other.line, other.col, buffer), out_.items().size());
+  bool repeats_earlier(std::string_view code, const SourceLoc& at, const SourceLoc& other,
+                       int buffer) {
+    auto [it, fresh] = made_.try_emplace(
+        std::tuple(code, at.line, at.col, other.line, other.col, buffer), out_.items().size());
     if (!fresh) ++out_.items()[it->second].repeats;
     return !fresh;
   }
@@ -286,8 +310,10 @@ class Analyzer {
     if (e < 0) return;
     if (fx.bound_record >= 0) consumed_[fx.bound_record] = true;
     if (fx.unrecorded_event) unrecorded_.push_back(i);
-    if (hb_.last_record(e) == i) records_.push_back(i), records_of_event_[e].push_back(i);
-    else if (fx.at) waits_[op(i).stream].push_back(i);
+    if (hb_.last_record(e) == i)
+      records_.push_back(i), records_of_event_[e].push_back(i);
+    else if (fx.at)
+      waits_[op(i).stream].push_back(i);
   }
 
   // E3: a wait on an event never recorded is a no-op.
@@ -298,21 +324,29 @@ class Analyzer {
       auto next = std::upper_bound(recs.begin(), recs.end(), i);
       int later = next == recs.end() ? -1 : *next;
       const EventUse use = op(i).kind->event_use;
-      std::string what = use == EventUse::stream_waits
-                             ? fmt::format("stream '{}' waits on event '{}' before any op records it: the wait orders "
-                                           "nothing (an event never recorded holds no work)",
-                                           stream_name(op(i).stream), event)
-                         : use == EventUse::host_waits
-                             ? fmt::format("the host waits on event '{}' before any op records it: the call returns at "
-                                           "once, having waited for nothing", event)
-                             : fmt::format("op '{}' queries event '{}' before any op records it: it answers 'done' at "
-                                           "once", op(i).id, event);
+      std::string what =
+          use == EventUse::stream_waits
+              ? fmt::format(
+                    "stream '{}' waits on event '{}' before any op records it: the wait orders "
+                    "nothing (an event never recorded holds no work)",
+                    stream_name(op(i).stream), event)
+          : use == EventUse::host_waits
+              ? fmt::format(
+                    "the host waits on event '{}' before any op records it: the call returns at "
+                    "once, having waited for nothing",
+                    event)
+              : fmt::format(
+                    "op '{}' queries event '{}' before any op records it: it answers 'done' at "
+                    "once",
+                    op(i).id, event);
       Finding& f = out_.add("wait-before-record", op(i).loc, what);
       f.ops = {i};
       if (later < 0) continue;
-      f.related.push_back({op(later).loc, fmt::format("'{}' is recorded only here, after it", event)});
-      f.fix = fmt::format("move op '{}' after the record at line {} (a wait binds to the record issued before it)",
-                          op(i).id, op(later).loc.line);
+      f.related.push_back(
+          {op(later).loc, fmt::format("'{}' is recorded only here, after it", event)});
+      f.fix = fmt::format(
+          "move op '{}' after the record at line {} (a wait binds to the record issued before it)",
+          op(i).id, op(later).loc.line);
     }
   }
 
@@ -320,9 +354,11 @@ class Analyzer {
     for (int r : records_) {
       if (consumed_[r] || repeats_earlier("event-unused", op(r).loc, {}, -1)) continue;
       const std::string& event = exp_.events[op(r).event].name;
-      Finding& f = out_.add("event-unused", op(r).loc,
-                            fmt::format("event '{}' recorded by op '{}' is never waited on, synchronized or queried "
-                                        "before it is recorded again or the ops end", event, op(r).id));
+      Finding& f = out_.add(
+          "event-unused", op(r).loc,
+          fmt::format("event '{}' recorded by op '{}' is never waited on, synchronized or queried "
+                      "before it is recorded again or the ops end",
+                      event, op(r).id));
       f.fix = "remove the record, or use it (streamWaitEvent, eventSynchronize)";
       f.ops = {r};
     }
@@ -338,7 +374,11 @@ class Analyzer {
   std::string stream_list(const std::vector<int>& streams) const {
     std::string out;
     for (size_t k = 0; k < streams.size(); ++k)
-      out += fmt::format("{}'{}'", k == 0 ? "" : k + 1 == streams.size() ? " and " : ", ", stream_name(streams[k]));
+      out += fmt::format("{}'{}'",
+                         k == 0                    ? ""
+                         : k + 1 == streams.size() ? " and "
+                                                   : ", ",
+                         stream_name(streams[k]));
     return out;
   }
 
@@ -346,19 +386,24 @@ class Analyzer {
     for (const auto& [i, barrier] : legacy_) {
       std::vector<std::string> parts;
       if (!barrier.waits_for.empty())
-        parts.push_back(fmt::format("waits until blocking stream{} {} finish{} the work issued before it",
-                                    barrier.waits_for.size() > 1 ? "s" : "", stream_list(barrier.waits_for),
-                                    barrier.waits_for.size() > 1 ? "" : "es"));
+        parts.push_back(
+            fmt::format("waits until blocking stream{} {} finish{} the work issued before it",
+                        barrier.waits_for.size() > 1 ? "s" : "", stream_list(barrier.waits_for),
+                        barrier.waits_for.size() > 1 ? "" : "es"));
       std::vector<int> holds(barrier.holds.begin(), barrier.holds.end());
       if (!holds.empty())
-        parts.push_back(fmt::format("holds back blocking stream{} {}: work issued to {} after it waits until it is "
-                                    "done", holds.size() > 1 ? "s" : "", stream_list(holds),
-                                    holds.size() > 1 ? "them" : "it"));
+        parts.push_back(fmt::format(
+            "holds back blocking stream{} {}: work issued to {} after it waits until it is "
+            "done",
+            holds.size() > 1 ? "s" : "", stream_list(holds), holds.size() > 1 ? "them" : "it"));
       std::string what = parts.size() == 2 ? parts[0] + ", and " + parts[1] : parts[0];
-      Finding& f = out_.add("legacy-serializes", op(i).loc,
-                            fmt::format("op '{}' runs on the legacy default stream, so it {}", op(i).id, what));
-      f.fix = "issue it to a stream of its own (the Async form of the call, with `stream:`), or declare the other "
-              "streams with `flags: non-blocking`";
+      Finding& f = out_.add(
+          "legacy-serializes", op(i).loc,
+          fmt::format("op '{}' runs on the legacy default stream, so it {}", op(i).id, what));
+      f.fix =
+          "issue it to a stream of its own (the Async form of the call, with `stream:`), or "
+          "declare the other "
+          "streams with `flags: non-blocking`";
       f.ops = {i};
     }
   }
@@ -369,10 +414,13 @@ class Analyzer {
     Finding& f = out_.items()[c.finding];
     int from = op(c.earlier).stream, to = op(c.later).stream;
     auto non_blocking = [&](int s) { return exp_.streams[s].non_blocking; };
-    if ((exp_.streams[from].legacy && non_blocking(to)) || (exp_.streams[to].legacy && non_blocking(from))) {
+    if ((exp_.streams[from].legacy && non_blocking(to)) ||
+        (exp_.streams[to].legacy && non_blocking(from))) {
       int s = non_blocking(to) ? to : from;
-      f.related.push_back({exp_.streams[s].loc, fmt::format("stream '{}' is non-blocking: it does not synchronize with "
-                                                            "the legacy default stream", stream_name(s))});
+      f.related.push_back({exp_.streams[s].loc,
+                           fmt::format("stream '{}' is non-blocking: it does not synchronize with "
+                                       "the legacy default stream",
+                                       stream_name(s))});
     }
     if (int w = misleading_wait(c.earlier, c.later); w >= 0) explain_wait(f, c.earlier, w);
   }
@@ -399,16 +447,21 @@ class Analyzer {
     int later_record = *std::upper_bound(recs.begin(), recs.end(), std::max(earlier, w));
     const std::string& event = exp_.events[op(w).event].name;
     f.related.push_back(
-        {op(w).loc, waited_unrecorded(w)
-                        ? fmt::format("this wait on '{}' comes before any record of it, so it orders nothing; '{}' is "
-                                      "recorded after op '{}' only at line {}", event, event, op(earlier).id,
-                                      op(later_record).loc.line)
-                        : fmt::format("this wait binds to the record of '{}' issued before it, which does not include "
-                                      "op '{}'; the record at line {} comes after the wait", event, op(earlier).id,
-                                      op(later_record).loc.line)});
+        {op(w).loc,
+         waited_unrecorded(w)
+             ? fmt::format(
+                   "this wait on '{}' comes before any record of it, so it orders nothing; '{}' is "
+                   "recorded after op '{}' only at line {}",
+                   event, event, op(earlier).id, op(later_record).loc.line)
+             : fmt::format(
+                   "this wait binds to the record of '{}' issued before it, which does not include "
+                   "op '{}'; the record at line {} comes after the wait",
+                   event, op(earlier).id, op(later_record).loc.line)});
   }
 
-  bool waited_unrecorded(int w) const { return std::find(unrecorded_.begin(), unrecorded_.end(), w) != unrecorded_.end(); }
+  bool waited_unrecorded(int w) const {
+    return std::find(unrecorded_.begin(), unrecorded_.end(), w) != unrecorded_.end();
+  }
 
   struct LegacyBarrier {
     std::vector<int> waits_for;
@@ -420,17 +473,18 @@ class Analyzer {
   bool top_level_;
   HappensBefore hb_;
   Findings out_;
-  std::vector<std::vector<Record>> live_;              // per buffer
-  std::vector<std::optional<StreamPoint>> alloc_at_;   // per buffer: where mallocAsync allocates it
-  std::vector<int> allocates_, frees_;                 // per op: the buffer it allocates, frees
-  std::set<std::pair<int, int>> reported_;             // (earlier op, buffer) pairs of the current op
-  std::vector<int> records_, unrecorded_;              // record ops; waits, syncs, queries of unrecorded events
-  std::vector<std::vector<int>> records_of_event_;     // per event: its record ops, in issue order
-  std::vector<bool> consumed_;                         // per op: a record some wait, sync or query uses
-  std::vector<std::vector<int>> waits_;                // per stream: its streamWaitEvent ops
-  std::map<int, LegacyBarrier> legacy_;                // per legacy-stream op that serializes something
+  std::vector<std::vector<Record>> live_;             // per buffer
+  std::vector<std::optional<StreamPoint>> alloc_at_;  // per buffer: where mallocAsync allocates it
+  std::vector<int> allocates_, frees_;                // per op: the buffer it allocates, frees
+  std::set<std::pair<int, int>> reported_;  // (earlier op, buffer) pairs of the current op
+  std::vector<int> records_, unrecorded_;  // record ops; waits, syncs, queries of unrecorded events
+  std::vector<std::vector<int>> records_of_event_;  // per event: its record ops, in issue order
+  std::vector<bool> consumed_;           // per op: a record some wait, sync or query uses
+  std::vector<std::vector<int>> waits_;  // per stream: its streamWaitEvent ops
+  std::map<int, LegacyBarrier> legacy_;  // per legacy-stream op that serializes something
   std::vector<Conflict> conflicts_;
-  std::map<std::tuple<std::string_view, int, int, int, int, int>, size_t> made_;  // by code, places, buffer
+  std::map<std::tuple<std::string_view, int, int, int, int, int>, size_t>
+      made_;  // by code, places, buffer
 };
 
 // --- after the walk: loop repeats folded, `allow`s applied, source order ---
@@ -446,8 +500,10 @@ void fold_repeats(Findings& findings) {
   std::vector<Finding> kept;
   for (auto& f : findings.items()) {
     auto [it, fresh] = first.try_emplace(fold_key(f), kept.size());
-    if (fresh) kept.push_back(std::move(f));
-    else kept[it->second].repeats += f.repeats;
+    if (fresh)
+      kept.push_back(std::move(f));
+    else
+      kept[it->second].repeats += f.repeats;
   }
   findings.items() = std::move(kept);
 }
@@ -470,8 +526,9 @@ void apply_allows(const Experiment& exp, const Scope& scope, Findings& findings)
     for (const auto& code : allow.codes) {
       std::string key = fmt::format("{}:{}:{}", allow.loc.line, allow.loc.col, code);
       if (used.contains(key) || !reported.insert(key).second) continue;
-      findings.add("unused-allow", allow.loc,
-                   fmt::format("allow: '{}' acknowledges nothing: {} gives no such diagnostic", code, what));
+      findings.add(
+          "unused-allow", allow.loc,
+          fmt::format("allow: '{}' acknowledges nothing: {} gives no such diagnostic", code, what));
     }
   };
   for (const Op& o : scope.ops) report_unused(o.allow, fmt::format("op '{}'", o.id));
@@ -504,19 +561,25 @@ Findings analyze(const Experiment& exp) {
     if (!exp.ops[i].body.empty()) analyze_graph_body(exp, static_cast<int>(i), findings);
   fold_repeats(findings);
   apply_allows(exp, top, findings);
-  std::stable_sort(findings.items().begin(), findings.items().end(), [](const Finding& a, const Finding& b) {
-    return std::tuple(a.loc.line, a.loc.col, a.severity) < std::tuple(b.loc.line, b.loc.col, b.severity);
-  });
+  std::stable_sort(findings.items().begin(), findings.items().end(),
+                   [](const Finding& a, const Finding& b) {
+                     return std::tuple(a.loc.line, a.loc.col, a.severity) <
+                            std::tuple(b.loc.line, b.loc.col, b.severity);
+                   });
   return findings;
 }
 
 FindingCounts count_findings(const Findings& findings) {
   FindingCounts n;
   for (const auto& f : findings.items()) {
-    if (f.acknowledged) ++n.acknowledged;
-    else if (f.severity == Severity::error) ++n.errors;
-    else if (f.severity == Severity::warning) ++n.warnings;
-    else ++n.notes;
+    if (f.acknowledged)
+      ++n.acknowledged;
+    else if (f.severity == Severity::error)
+      ++n.errors;
+    else if (f.severity == Severity::warning)
+      ++n.warnings;
+    else
+      ++n.notes;
   }
   return n;
 }

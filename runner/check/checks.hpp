@@ -24,8 +24,10 @@ using BufferContents = std::function<std::span<const std::byte>(int index)>;
 
 void load_checks(LoadContext& ctx, const YAML::Node& node);
 // `gpu_results`: the contents come from the GPU (checks that expect a mismatch need them).
-CheckResult run_check(const Experiment& exp, const CheckSpec& check, const BufferContents& contents, bool gpu_results);
-std::vector<CheckResult> run_checks(const Experiment& exp, const BufferContents& contents, bool gpu_results);
+CheckResult run_check(const Experiment& exp, const CheckSpec& check, const BufferContents& contents,
+                      bool gpu_results);
+std::vector<CheckResult> run_checks(const Experiment& exp, const BufferContents& contents,
+                                    bool gpu_results);
 
 struct CheckKindInfo {
   std::string_view name, fields, summary;

@@ -27,34 +27,104 @@ double op_field(const ExpectContext& c, int op, double OpSample::*field) {
 }
 
 const std::vector<ExpectFunction> kFunctions = {
-    {"duration", {ExpectArg::op}, true, "ms", "median device duration of the op",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) { return median_or_nan(c.figures.ops[r[0]].device); }},
-    {"start", {ExpectArg::op}, true, "ms", "median device start, from the repetition's first issue",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) { return op_field(c, r[0], &OpSample::start_ms); }},
-    {"end", {ExpectArg::op}, true, "ms", "median device end, from the repetition's first issue",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) { return op_field(c, r[0], &OpSample::end_ms); }},
-    {"host_time", {ExpectArg::op}, true, "ms", "median host time spent in the op's API call",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) { return median_or_nan(c.figures.ops[r[0]].host); }},
-    {"overlap", {ExpectArg::op, ExpectArg::op}, true, "ms", "median time both ops ran on the device",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) { return median_overlap(c.run, r[0], r[1]); }},
-    {"ready", {ExpectArg::op}, false, "", "fraction of repetitions in which a streamQuery / eventQuery found the work done",
+    {"duration",
+     {ExpectArg::op},
+     true,
+     "ms",
+     "median device duration of the op",
+     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+       return median_or_nan(c.figures.ops[r[0]].device);
+     }},
+    {"start",
+     {ExpectArg::op},
+     true,
+     "ms",
+     "median device start, from the repetition's first issue",
+     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+       return op_field(c, r[0], &OpSample::start_ms);
+     }},
+    {"end",
+     {ExpectArg::op},
+     true,
+     "ms",
+     "median device end, from the repetition's first issue",
+     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+       return op_field(c, r[0], &OpSample::end_ms);
+     }},
+    {"host_time",
+     {ExpectArg::op},
+     true,
+     "ms",
+     "median host time spent in the op's API call",
+     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+       return median_or_nan(c.figures.ops[r[0]].host);
+     }},
+    {"overlap",
+     {ExpectArg::op, ExpectArg::op},
+     true,
+     "ms",
+     "median time both ops ran on the device",
+     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+       return median_overlap(c.run, r[0], r[1]);
+     }},
+    {"ready",
+     {ExpectArg::op},
+     false,
+     "",
+     "fraction of repetitions in which a streamQuery / eventQuery found the work done",
      [](const ExpectContext& c, const Refs& r, const Numbers&) {
        const OpFigures& f = c.figures.ops[r[0]];
        return f.asked ? double(f.done) / f.asked : NAN;
      }},
-    {"bandwidth", {ExpectArg::op}, true, "GB/s", "bytes / duration (copies count bytes once, kernels read + write)",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) { return c.figures.ops[r[0]].gbps; }},
-    {"stream_busy", {ExpectArg::stream}, true, "ms", "median union of the stream's device intervals",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) { return stream_busy(c.figures, r[0]); }},
-    {"span", {}, true, "ms", "median span on the host clock (from the gate's opening, else the first issue)",
-     [](const ExpectContext& c, const Refs&, const Numbers&) { return median_or_nan(c.figures.host_span); }},
-    {"gpu_span", {}, true, "ms", "median span on the GPU: first device start to last device end",
-     [](const ExpectContext& c, const Refs&, const Numbers&) { return median_or_nan(c.figures.device_span); }},
-    {"min", {ExpectArg::number, ExpectArg::number}, false, "", "the smaller of two numbers",
+    {"bandwidth",
+     {ExpectArg::op},
+     true,
+     "GB/s",
+     "bytes / duration (copies count bytes once, kernels read + write)",
+     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+       return c.figures.ops[r[0]].gbps;
+     }},
+    {"stream_busy",
+     {ExpectArg::stream},
+     true,
+     "ms",
+     "median union of the stream's device intervals",
+     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+       return stream_busy(c.figures, r[0]);
+     }},
+    {"span",
+     {},
+     true,
+     "ms",
+     "median span on the host clock (from the gate's opening, else the first issue)",
+     [](const ExpectContext& c, const Refs&, const Numbers&) {
+       return median_or_nan(c.figures.host_span);
+     }},
+    {"gpu_span",
+     {},
+     true,
+     "ms",
+     "median span on the GPU: first device start to last device end",
+     [](const ExpectContext& c, const Refs&, const Numbers&) {
+       return median_or_nan(c.figures.device_span);
+     }},
+    {"min",
+     {ExpectArg::number, ExpectArg::number},
+     false,
+     "",
+     "the smaller of two numbers",
      [](const ExpectContext&, const Refs&, const Numbers& n) { return std::min(n[0], n[1]); }},
-    {"max", {ExpectArg::number, ExpectArg::number}, false, "", "the larger of two numbers",
+    {"max",
+     {ExpectArg::number, ExpectArg::number},
+     false,
+     "",
+     "the larger of two numbers",
      [](const ExpectContext&, const Refs&, const Numbers& n) { return std::max(n[0], n[1]); }},
-    {"abs", {ExpectArg::number}, false, "", "the absolute value",
+    {"abs",
+     {ExpectArg::number},
+     false,
+     "",
+     "the absolute value",
      [](const ExpectContext&, const Refs&, const Numbers& n) { return std::fabs(n[0]); }},
 };
 
@@ -64,11 +134,16 @@ struct ExpectationEvaluator {
 
   double eval(const ExpectNode& n) {
     switch (n.kind) {
-      case ExpectNode::Kind::number: return n.value;
-      case ExpectNode::Kind::negate: return -eval(*n.args[0]);
-      case ExpectNode::Kind::logical_not: return eval(*n.args[0]) == 0 ? 1 : 0;
-      case ExpectNode::Kind::call: return call(n);
-      case ExpectNode::Kind::binary: return binary(n);
+      case ExpectNode::Kind::number:
+        return n.value;
+      case ExpectNode::Kind::negate:
+        return -eval(*n.args[0]);
+      case ExpectNode::Kind::logical_not:
+        return eval(*n.args[0]) == 0 ? 1 : 0;
+      case ExpectNode::Kind::call:
+        return call(n);
+      case ExpectNode::Kind::binary:
+        return binary(n);
     }
     return NAN;
   }
@@ -105,7 +180,9 @@ std::string format_values(const ExpectationResult& r) {
   for (const auto& [text, v] : r.values) {
     const ExpectFunction* f = find_expect_function(text.substr(0, text.find('(')));
     out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", text,
-                       std::isnan(v) ? "not measured" : fmt::format("{:.4g}{}{}", v, f->unit.empty() ? "" : " ", f->unit));
+                       std::isnan(v)
+                           ? "not measured"
+                           : fmt::format("{:.4g}{}{}", v, f->unit.empty() ? "" : " ", f->unit));
   }
   return out;
 }
@@ -150,7 +227,10 @@ std::vector<FunctionDoc> expectation_functions() {
   for (const auto& f : kFunctions) {
     std::string args;
     for (auto a : f.args)
-      args += fmt::format("{}{}", args.empty() ? "" : ", ", a == ExpectArg::op ? "op" : a == ExpectArg::stream ? "stream" : "x");
+      args += fmt::format("{}{}", args.empty() ? "" : ", ",
+                          a == ExpectArg::op       ? "op"
+                          : a == ExpectArg::stream ? "stream"
+                                                   : "x");
     out.push_back({fmt::format("{}({})", f.name, args), f.unit, f.meaning});
   }
   return out;

@@ -21,13 +21,13 @@ class LoadContext;
 
 struct ExpectNode {
   enum class Kind { number, call, negate, logical_not, binary } kind = Kind::number;
-  std::string op;      // call: the function; binary: + - * / < <= > >= == != and or
-  double value = 0;    // number (params are resolved to numbers at load)
+  std::string op;         // call: the function; binary: + - * / < <= > >= == != and or
+  double value = 0;       // number (params are resolved to numbers at load)
   std::vector<int> refs;  // call: op or stream indices
   std::vector<std::shared_ptr<const ExpectNode>> args;
-  std::string text;    // call: its source text, for reporting its value
+  std::string text;           // call: its source text, for reporting its value
   size_t begin = 0, end = 0;  // where the node's text lies in the expectation
-  int height = 1;      // nodes on the longest path down: evaluating recurses this deep
+  int height = 1;             // nodes on the longest path down: evaluating recurses this deep
   bool boolean = false;
 };
 

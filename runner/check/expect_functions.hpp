@@ -23,7 +23,8 @@ struct ExpectFunction {
   std::string_view unit;
   std::string_view meaning;
   // refs: op or stream indices of op/stream arguments; numbers: values of number arguments.
-  double (*eval)(const ExpectContext&, const std::vector<int>& refs, const std::vector<double>& numbers);
+  double (*eval)(const ExpectContext&, const std::vector<int>& refs,
+                 const std::vector<double>& numbers);
 };
 
 const std::vector<ExpectFunction>& expect_functions();

@@ -12,8 +12,8 @@
 
 #include "runner/check/expect.hpp"
 #include "runner/check/expect_functions.hpp"
-#include "runner/core/limits.hpp"
 #include "runner/context/load_context.hpp"
+#include "runner/core/limits.hpp"
 #include "runner/core/suggest.hpp"
 
 namespace streamlab {
@@ -38,13 +38,19 @@ class Parser {
     skip_space();
     if (pos_ < text_.size()) fail(pos_, fmt::format("unexpected '{}'", text_[pos_]));
     if (!root->boolean)
-      fail(0, "an expectation must be a comparison, or comparisons joined by and/or/not (e.g. \"span() < 2\")");
+      fail(0,
+           "an expectation must be a comparison, or comparisons joined by and/or/not (e.g. "
+           "\"span() < 2\")");
     return root;
   }
 
  private:
-  NodePtr parse_or() { return binary_chain([this] { return parse_and(); }, {"or"}, true); }
-  NodePtr parse_and() { return binary_chain([this] { return parse_not(); }, {"and"}, true); }
+  NodePtr parse_or() {
+    return binary_chain([this] { return parse_and(); }, {"or"}, true);
+  }
+  NodePtr parse_and() {
+    return binary_chain([this] { return parse_not(); }, {"and"}, true);
+  }
 
   NodePtr parse_not() {
     size_t begin = skip_space();
@@ -70,8 +76,12 @@ class Parser {
     return lhs;
   }
 
-  NodePtr parse_sum() { return binary_chain([this] { return parse_prod(); }, {"+", "-"}, false); }
-  NodePtr parse_prod() { return binary_chain([this] { return parse_unary(); }, {"*", "/"}, false); }
+  NodePtr parse_sum() {
+    return binary_chain([this] { return parse_prod(); }, {"+", "-"}, false);
+  }
+  NodePtr parse_prod() {
+    return binary_chain([this] { return parse_unary(); }, {"*", "/"}, false);
+  }
 
   NodePtr parse_unary() {
     size_t begin = skip_space();
@@ -133,7 +143,8 @@ class Parser {
       if (i > 0) expect_char(',', fmt::format("{} takes {} arguments", name, f->args.size()));
       read_argument(*call, f->args[i]);
     }
-    expect_char(')', fmt::format("{} takes {} argument{}", name, f->args.size(), f->args.size() == 1 ? "" : "s"));
+    expect_char(')', fmt::format("{} takes {} argument{}", name, f->args.size(),
+                                 f->args.size() == 1 ? "" : "s"));
     call->text = std::string(text_.substr(begin, pos_ - begin));
     call->end = pos_;
     for (const auto& a : call->args) call->height = std::max(call->height, a->height + 1);
@@ -149,7 +160,9 @@ class Parser {
       return;
     }
     std::string name = word();
-    if (name.empty()) fail(begin, fmt::format("{}: expected {}", call.op, kind == ExpectArg::op ? "an op id" : "a stream name"));
+    if (name.empty())
+      fail(begin, fmt::format("{}: expected {}", call.op,
+                              kind == ExpectArg::op ? "an op id" : "a stream name"));
     name += index_suffix();
     call.refs.push_back(kind == ExpectArg::op ? op_index(name, begin) : stream_index(name, begin));
   }
@@ -177,14 +190,15 @@ class Parser {
   std::string unknown_function(const std::string& name) const {
     std::vector<std::string> names;
     for (const auto& f : expect_functions()) names.emplace_back(f.name);
-    return fmt::format("unknown function '{}'{} (functions: {})", name, did_you_mean(name, names), join(names));
+    return fmt::format("unknown function '{}'{} (functions: {})", name, did_you_mean(name, names),
+                       join(names));
   }
 
   std::string unknown_param(const std::string& name) const {
     std::vector<std::string> names;
     for (const auto& [p, v] : params_) names.push_back(p);
-    return fmt::format("unknown name '{}'{}: expected a param{} or a function call", name, did_you_mean(name, names),
-                       names.empty() ? "" : " (" + join(names) + ")");
+    return fmt::format("unknown name '{}'{}: expected a param{} or a function call", name,
+                       did_you_mean(name, names), names.empty() ? "" : " (" + join(names) + ")");
   }
 
   template <class Next>
@@ -199,14 +213,16 @@ class Parser {
       if (matched.empty()) return lhs;
       pos_ += matched.size();
       NodePtr rhs = next();
-      logical ? require_boolean(lhs, begin, fmt::format("'{}'", matched)) : require_number(lhs, begin, fmt::format("'{}'", matched));
-      logical ? require_boolean(rhs, begin, fmt::format("'{}'", matched)) : require_number(rhs, begin, fmt::format("'{}'", matched));
+      logical ? require_boolean(lhs, begin, fmt::format("'{}'", matched))
+              : require_number(lhs, begin, fmt::format("'{}'", matched));
+      logical ? require_boolean(rhs, begin, fmt::format("'{}'", matched))
+              : require_number(rhs, begin, fmt::format("'{}'", matched));
       lhs = make(ExpectNode::Kind::binary, std::string(matched), {lhs, rhs}, begin, logical);
     }
   }
 
-  NodePtr make(ExpectNode::Kind kind, std::string op, std::vector<std::shared_ptr<const ExpectNode>> args, size_t begin,
-               bool boolean) {
+  NodePtr make(ExpectNode::Kind kind, std::string op,
+               std::vector<std::shared_ptr<const ExpectNode>> args, size_t begin, bool boolean) {
     auto n = std::make_shared<ExpectNode>();
     n->kind = kind, n->op = std::move(op), n->args = std::move(args), n->boolean = boolean;
     n->begin = begin, n->end = pos_;
@@ -214,11 +230,14 @@ class Parser {
     // A chain (`a + b + c ...`) grows the tree one level per operator: evaluating it recurses
     // that deep, so its height is bounded like the parser's own nesting.
     if (n->height > limits::kExpressionDepth)
-      fail(begin, fmt::format("the expectation nests deeper than {} operations; split it", limits::kExpressionDepth));
+      fail(begin, fmt::format("the expectation nests deeper than {} operations; split it",
+                              limits::kExpressionDepth));
     return n;
   }
 
-  std::string_view text_of(const NodePtr& n) const { return text_.substr(n->begin, n->end - n->begin); }
+  std::string_view text_of(const NodePtr& n) const {
+    return text_.substr(n->begin, n->end - n->begin);
+  }
 
   void require_boolean(const NodePtr& n, size_t at, std::string_view op) {
     if (!n->boolean) fail(at, fmt::format("{} joins conditions; '{}' is a number", op, text_of(n)));
@@ -229,7 +248,8 @@ class Parser {
 
   void expect_char(char c, const std::string& why) {
     skip_space();
-    if (pos_ >= text_.size() || text_[pos_] != c) fail(pos_, fmt::format("expected '{}': {}", c, why));
+    if (pos_ >= text_.size() || text_[pos_] != c)
+      fail(pos_, fmt::format("expected '{}': {}", c, why));
     ++pos_;
   }
 
@@ -246,14 +266,17 @@ class Parser {
 
   std::string word() {
     size_t begin = pos_;
-    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+      ++pos_;
     return std::string(text_.substr(begin, pos_ - begin));
   }
 
   bool peek_word(std::string_view w) const {
     if (text_.substr(pos_, w.size()) != w) return false;
     size_t after = pos_ + w.size();
-    return after == text_.size() || !(std::isalnum(static_cast<unsigned char>(text_[after])) || text_[after] == '_');
+    return after == text_.size() ||
+           !(std::isalnum(static_cast<unsigned char>(text_[after])) || text_[after] == '_');
   }
 
   bool take_word(std::string_view w) {
@@ -267,13 +290,16 @@ class Parser {
     return pos_;
   }
 
-  [[noreturn]] void fail(size_t at, std::string message) { throw ParseFailure{at, std::move(message)}; }
+  [[noreturn]] void fail(size_t at, std::string message) {
+    throw ParseFailure{at, std::move(message)};
+  }
 
   // One level of the parser's own recursion (parentheses, not, unary minus, a call's arguments).
   struct Nested {
     Nested(Parser& p, size_t at) : p_(p) {
       if (++p_.depth_ > limits::kExpressionDepth)
-        p_.fail(at, fmt::format("the expectation nests deeper than {} levels", limits::kExpressionDepth));
+        p_.fail(at, fmt::format("the expectation nests deeper than {} levels",
+                                limits::kExpressionDepth));
     }
     ~Nested() { --p_.depth_; }
     Parser& p_;
@@ -299,17 +325,20 @@ bool uses_time(const ExpectNode& n) {
 void load_expectations(LoadContext& ctx, const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return;
   if (!node.IsSequence()) {
-    ctx.error(node, fmt::format("expect: expected a list of conditions (`- \"span() < 2\"`), got {}", describe_node(node)));
+    ctx.error(node,
+              fmt::format("expect: expected a list of conditions (`- \"span() < 2\"`), got {}",
+                          describe_node(node)));
     return;
   }
   std::unordered_map<std::string, int> op_of;
-  for (size_t i = 0; i < ctx.exp.ops.size(); ++i) op_of.emplace(ctx.exp.ops[i].id, static_cast<int>(i));
+  for (size_t i = 0; i < ctx.exp.ops.size(); ++i)
+    op_of.emplace(ctx.exp.ops[i].id, static_cast<int>(i));
   for (const auto& item : node) {
     auto text = ctx.scalar(item, "expect");
     if (!text) continue;
     if (text->size() > limits::kExpectationChars) {
-      ctx.error(item, fmt::format("expect: {} characters; an expectation has at most {}: split it", text->size(),
-                                  limits::kExpectationChars));
+      ctx.error(item, fmt::format("expect: {} characters; an expectation has at most {}: split it",
+                                  text->size(), limits::kExpectationChars));
       continue;
     }
     try {
@@ -317,7 +346,8 @@ void load_expectations(LoadContext& ctx, const YAML::Node& node) {
       ctx.exp.expectations.push_back({*text, ctx.loc(item), root, uses_time(*root)});
     } catch (const ParseFailure& f) {
       SourceLoc at = ctx.loc(item);
-      at.col += static_cast<int>(f.offset) + (item.Tag() == "!" ? 1 : 0);  // quoted: text starts after the quote
+      at.col += static_cast<int>(f.offset) +
+                (item.Tag() == "!" ? 1 : 0);  // quoted: text starts after the quote
       ctx.diags.error(at, "expect: " + f.message);
     }
   }

@@ -80,19 +80,22 @@ double median_of(const RunRecord& run, auto per_rep) {
 }
 
 // The busiest stream or copy engine in one repetition: the full-overlap bound.
-std::pair<double, std::string> busiest(const Experiment& exp, const OpGroups& g, const RepetitionSample& rep) {
+std::pair<double, std::string> busiest(const Experiment& exp, const OpGroups& g,
+                                       const RepetitionSample& rep) {
   std::pair<double, std::string> best{NAN, ""};
   auto consider = [&](double v, std::string what) {
     if (!std::isnan(v) && !(v <= best.first)) best = {v, std::move(what)};
   };
   for (size_t s = 0; s < exp.streams.size(); ++s)
-    if (!g.by_stream[s].empty()) consider(busy(rep, g.by_stream[s]), "stream " + exp.streams[s].name);
+    if (!g.by_stream[s].empty())
+      consider(busy(rep, g.by_stream[s]), "stream " + exp.streams[s].name);
   consider(busy(rep, g.h2d), "H2D copy engine");
   consider(busy(rep, g.d2h), "D2H copy engine");
   return best;
 }
 
-SpanBounds span_bounds(const Experiment& exp, const OpGroups& g, const RunRecord& run, const Summary& span) {
+SpanBounds span_bounds(const Experiment& exp, const OpGroups& g, const RunRecord& run,
+                       const Summary& span) {
   SpanBounds b;
   if (span.n == 0) return b;
   b.sum_ms = median_of(run, [&](const RepetitionSample& rep) {
@@ -101,7 +104,8 @@ SpanBounds span_bounds(const Experiment& exp, const OpGroups& g, const RunRecord
       if (!std::isnan(rep.ops[i].start_ms)) sum += rep.ops[i].device_ms();
     return sum;
   });
-  b.busiest_ms = median_of(run, [&](const RepetitionSample& rep) { return busiest(exp, g, rep).first; });
+  b.busiest_ms =
+      median_of(run, [&](const RepetitionSample& rep) { return busiest(exp, g, rep).first; });
   b.busiest = busiest(exp, g, run.reps[run.reps.size() / 2]).second;
   b.span_ms = span.median;
   if (b.sum_ms > b.busiest_ms) b.efficiency = (b.sum_ms - b.span_ms) / (b.sum_ms - b.busiest_ms);
@@ -168,7 +172,8 @@ Summary device_span(const RunRecord& run) {
 }
 
 double median_overlap(const RunRecord& run, size_t a, size_t b) {
-  return median_of(run, [&](const RepetitionSample& rep) { return overlap(rep.ops[a], rep.ops[b]); });
+  return median_of(run,
+                   [&](const RepetitionSample& rep) { return overlap(rep.ops[a], rep.ops[b]); });
 }
 
 namespace {
@@ -186,7 +191,8 @@ void add_overlaps(const Experiment& exp, const OpGroups& g, const RunRecord& run
   for (size_t i = 0; i < f.streams.size() && !f.stream_pairs_skipped; ++i)
     for (size_t j = i + 1; j < f.streams.size(); ++j) {
       double o = median_streams_overlap(g, run, f.streams[i].stream, f.streams[j].stream);
-      if (o > 0) f.stream_overlaps.push_back({size_t(f.streams[i].stream), size_t(f.streams[j].stream), o});
+      if (o > 0)
+        f.stream_overlaps.push_back({size_t(f.streams[i].stream), size_t(f.streams[j].stream), o});
     }
 }
 
@@ -196,8 +202,9 @@ void add_overlaps(const Experiment& exp, const OpGroups& g, const RunRecord& run
 size_t median_repetition(const RunRecord& run) {
   std::vector<size_t> order(run.reps.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return run.reps[a].host_span_ms < run.reps[b].host_span_ms; });
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return run.reps[a].host_span_ms < run.reps[b].host_span_ms;
+  });
   return order.empty() ? 0 : order[order.size() / 2];
 }
 
@@ -214,7 +221,8 @@ RunFigures run_figures(const Experiment& exp, const RunRecord& run) {
   const OpGroups groups = group_ops(exp);
   for (size_t s = 0; s < exp.streams.size(); ++s) {
     if (groups.by_stream[s].empty()) continue;
-    double b = median_of(run, [&](const RepetitionSample& rep) { return busy(rep, groups.by_stream[s]); });
+    double b =
+        median_of(run, [&](const RepetitionSample& rep) { return busy(rep, groups.by_stream[s]); });
     if (!std::isnan(b)) f.streams.push_back({int(s), b});
   }
   add_overlaps(exp, groups, run, f);

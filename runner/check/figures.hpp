@@ -10,7 +10,8 @@
 namespace streamlab {
 
 inline constexpr size_t kMaxOpsForPairs = 256;  // op pairs grow as n^2: beyond this, streams only
-inline constexpr size_t kMaxStreamsForPairs = 64;  // and stream pairs as streams^2 x ops: beyond this, none
+inline constexpr size_t kMaxStreamsForPairs =
+    64;  // and stream pairs as streams^2 x ops: beyond this, none
 
 RunFigures run_figures(const Experiment& exp, const RunRecord& run);
 std::vector<OpFigures> op_figures(const RunRecord& run, size_t op_count);
@@ -20,7 +21,8 @@ Summary device_span(const RunRecord& run);  // n = 0 when no device op was timed
 // Medians over the timed repetitions (NaN when not measured).
 double median_overlap(const RunRecord& run, size_t a, size_t b);
 
-// The samples of one op field over the timed repetitions, e.g. samples(run, i, &OpSample::issue_ms).
+// The samples of one op field over the timed repetitions, e.g. samples(run, i,
+// &OpSample::issue_ms).
 std::vector<double> samples(const RunRecord& run, size_t op, double OpSample::*field);
 
 }  // namespace streamlab

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "runner/cli/commands.hpp"
-#include "runner/core/errors.hpp"
 #include "runner/core/diagnostics.hpp"
+#include "runner/core/errors.hpp"
 #include "runner/core/limits.hpp"
 #include "runner/core/suggest.hpp"
 
@@ -39,43 +39,58 @@ bool reject_unknown_command(int argc, char** argv) {
   const std::vector<std::string> commands = {"run", "check", "list"};
   std::string word = argv[1];
   if (std::find(commands.begin(), commands.end(), word) != commands.end()) return false;
-  std::cerr << fmt::format("streamlab: error: unknown command '{}'{} (commands: {}; see streamlab --help)\n", word,
-                           did_you_mean(word, commands), join(commands));
+  std::cerr << fmt::format(
+      "streamlab: error: unknown command '{}'{} (commands: {}; see streamlab --help)\n", word,
+      did_you_mean(word, commands), join(commands));
   return true;
 }
 
 void add_timeout_option(CLI::App* cmd, RunArgs& args) {
-  cmd->add_option("--timeout", args.timeout,
-                  fmt::format("Stop after SECONDS, naming the ops that had not finished (exit 3); 0: no limit "
-                              "(default: the experiment's `timeout:`, else {} s)", limits::kDefaultTimeoutSeconds))
+  cmd->add_option(
+         "--timeout", args.timeout,
+         fmt::format(
+             "Stop after SECONDS, naming the ops that had not finished (exit 3); 0: no limit "
+             "(default: the experiment's `timeout:`, else {} s)",
+             limits::kDefaultTimeoutSeconds))
       ->type_name("SECONDS")
       ->check(CLI::Range(int64_t{0}, limits::kMaxTimeoutSeconds));
 }
 
 void add_run_options(CLI::App* run, RunArgs& args) {
-  run->add_option("--repeat", args.repeat, "Timed repetitions (default: the experiment's repeat)")->check(CLI::PositiveNumber);
-  run->add_option("--warmup", args.warmup, "Untimed repetitions first (default: the experiment's warmup)")->check(CLI::NonNegativeNumber);
+  run->add_option("--repeat", args.repeat, "Timed repetitions (default: the experiment's repeat)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--warmup", args.warmup,
+                  "Untimed repetitions first (default: the experiment's warmup)")
+      ->check(CLI::NonNegativeNumber);
   run->add_option("--backend", args.backend, "cuda, host, or auto: cuda when a device exists")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
   run->add_option("--device", args.device, "CUDA device index");
-  run->add_option("--timer", args.timer,
-                  "Device timing: cupti (activity records), events (CUDA events in each op's stream), none "
-                  "(spans only, least overhead), or auto: cupti where it loads, else events")
+  run->add_option(
+         "--timer", args.timer,
+         "Device timing: cupti (activity records), events (CUDA events in each op's stream), none "
+         "(spans only, least overhead), or auto: cupti where it loads, else events")
       ->check(CLI::IsMember({"auto", "cupti", "events", "none"}));
   add_timeout_option(run, args);
-  run->add_flag("--locate-fault", args.locate_fault, "")->group("");  // internal: see locate_fault.hpp
-  run->add_flag("--allow-races", args.allow_races,
-                "Run even when `streamlab check` finds errors (races, use before allocation or after free); "
-                "to watch a race happen");
-  run->add_flag("--no-gate", args.no_gate,
-                "Issue ops without holding the streams first (by default a start gate holds them until the "
-                "repetition is queued)");
-  run->add_option("--json", args.json, "Write the results as JSON (schemas/results.schema.json); - for stdout")
+  run->add_flag("--locate-fault", args.locate_fault, "")
+      ->group("");  // internal: see locate_fault.hpp
+  run->add_flag(
+      "--allow-races", args.allow_races,
+      "Run even when `streamlab check` finds errors (races, use before allocation or after free); "
+      "to watch a race happen");
+  run->add_flag(
+      "--no-gate", args.no_gate,
+      "Issue ops without holding the streams first (by default a start gate holds them until the "
+      "repetition is queued)");
+  run->add_option("--json", args.json,
+                  "Write the results as JSON (schemas/results.schema.json); - for stdout")
       ->type_name("FILE");
-  run->add_option("--csv", args.csv, "Write one CSV row per op per timed repetition; - for stdout")->type_name("FILE");
-  run->add_option("--trace", args.trace, "Write a Chrome trace (Perfetto, chrome://tracing); - for stdout")
+  run->add_option("--csv", args.csv, "Write one CSV row per op per timed repetition; - for stdout")
       ->type_name("FILE");
-  run->add_option("--html", args.html, "Write a self-contained HTML report with an SVG timeline; - for stdout")
+  run->add_option("--trace", args.trace,
+                  "Write a Chrome trace (Perfetto, chrome://tracing); - for stdout")
+      ->type_name("FILE");
+  run->add_option("--html", args.html,
+                  "Write a self-contained HTML report with an SVG timeline; - for stdout")
       ->type_name("FILE");
 }
 
@@ -87,19 +102,24 @@ int run_cli(int argc, char** argv) {
   app.set_version_flag("--version", std::string("streamlab ") + STREAMLAB_VERSION);
   app.require_subcommand(1);
   RunArgs args;
-  auto* run = app.add_subcommand("run", "Load, run (warm-up + timed repetitions), check and report an experiment");
+  auto* run = app.add_subcommand(
+      "run", "Load, run (warm-up + timed repetitions), check and report an experiment");
   run->add_option("experiment", args.file, "Experiment YAML file")->required();
   add_set_option(run, args.sets);
   add_run_options(run, args);
-  auto* check = app.add_subcommand("check", "Load and check an experiment without running it: errors in the file, "
-                                   "races between streams, use before allocation or after free, and "
-                                   "synchronization pitfalls");
+  auto* check =
+      app.add_subcommand("check",
+                         "Load and check an experiment without running it: errors in the file, "
+                         "races between streams, use before allocation or after free, and "
+                         "synchronization pitfalls");
   check->add_option("experiment", args.file, "Experiment YAML file")->required();
   check->add_flag("--print", args.print, "Print the op list as expanded from arrays and loops");
   add_timeout_option(check, args);
-  check->add_option("--format", args.format,
-                    "text: diagnostics like a compiler's on stderr, a summary on stdout; json: one JSON document "
-                    "on stdout (schemas/check.schema.json)")
+  check
+      ->add_option("--format", args.format,
+                   "text: diagnostics like a compiler's on stderr, a summary on stdout; json: one "
+                   "JSON document "
+                   "on stdout (schemas/check.schema.json)")
       ->check(CLI::IsMember({"text", "json"}));
   add_set_option(check, args.sets);
   app.add_subcommand("list", "List the ops, kernels and checks an experiment can use");

@@ -20,7 +20,7 @@ struct RunArgs {
   std::string format = "text";         // check --format
   bool allow_races = false;            // run --allow-races: run despite analysis errors
   int64_t timeout = -1;                // --timeout seconds; -1: the experiment's, else the default
-  bool locate_fault = false;           // hidden: a child run that finds the op behind a device fault
+  bool locate_fault = false;  // hidden: a child run that finds the op behind a device fault
 };
 
 // run: load, analyze, run, check, report (run_command.cpp).

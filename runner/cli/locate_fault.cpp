@@ -7,8 +7,8 @@
 
 #include <cerrno>
 #include <cinttypes>
-#include <cstdio>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -44,8 +44,10 @@ std::string read_tail(int fd) {
   std::string out;
   char buffer[4096];
   for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) != 0;) {
-    if (n > 0) keep_tail(out, buffer, static_cast<size_t>(n));
-    else if (errno != EINTR) break;
+    if (n > 0)
+      keep_tail(out, buffer, static_cast<size_t>(n));
+    else if (errno != EINTR)
+      break;
   }
   if (out.size() > kMaxChildOutput) out.erase(0, out.size() - kMaxChildOutput);
   return out;
@@ -56,7 +58,8 @@ std::string read_tail(int fd) {
 // pipe of its own (kLocatedFd), apart from its stderr, where the experiment's text may appear.
 ChildRun run_child(const std::vector<std::string>& args) {
   int err_fds[2], found_fds[2];
-  if (::pipe2(err_fds, O_CLOEXEC) != 0) return {"", "", fmt::format("could not start it: {}", std::strerror(errno))};
+  if (::pipe2(err_fds, O_CLOEXEC) != 0)
+    return {"", "", fmt::format("could not start it: {}", std::strerror(errno))};
   if (::pipe2(found_fds, O_CLOEXEC) != 0) {
     ::close(err_fds[0]), ::close(err_fds[1]);
     return {"", "", fmt::format("could not start it: {}", std::strerror(errno))};
@@ -83,9 +86,11 @@ ChildRun run_child(const std::vector<std::string>& args) {
   pid_t got;
   while ((got = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
-  if (got != pid) run.failure = "it could not be waited for";
+  if (got != pid)
+    run.failure = "it could not be waited for";
   else if (WIFSIGNALED(status))
-    run.failure = fmt::format("it was stopped by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    run.failure = fmt::format("it was stopped by signal {} ({})", WTERMSIG(status),
+                              strsignal(WTERMSIG(status)));
   return run;
 }
 
@@ -93,7 +98,8 @@ ChildRun run_child(const std::vector<std::string>& args) {
 
 void report_located(int64_t op) {
   std::string line = fmt::format("op {}\n", op);
-  (void)!::write(kLocatedFd, line.data(), line.size());  // not a child of locate_fault: nobody reads it
+  (void)!::write(kLocatedFd, line.data(),
+                 line.size());  // not a child of locate_fault: nobody reads it
 }
 
 LocatedFault locate_fault(const std::vector<std::string>& args) {
@@ -101,7 +107,8 @@ LocatedFault locate_fault(const std::vector<std::string>& args) {
   int64_t op = -1;
   if (std::sscanf(run.located.c_str(), "op %" SCNd64, &op) == 1) {
     LocatedFault found{op, ""};
-    if (op < 0) found.detail = "it faulted too, but at its repetition's final synchronize, after every op";
+    if (op < 0)
+      found.detail = "it faulted too, but at its repetition's final synchronize, after every op";
     return found;
   }
   std::string& out = run.err;

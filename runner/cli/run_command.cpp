@@ -36,11 +36,15 @@ namespace {
 class TimeLimit {
  public:
   explicit TimeLimit(const RunArgs& args)
-      : args_(args), start_(std::chrono::steady_clock::now()),
-        watchdog_(deadline(seconds(nullptr)), limit_text(nullptr), [this] { return what_was_running(); }) {}
+      : args_(args),
+        start_(std::chrono::steady_clock::now()),
+        watchdog_(deadline(seconds(nullptr)), limit_text(nullptr),
+                  [this] { return what_was_running(); }) {}
 
   // Once the experiment is loaded, its own `timeout:` applies unless --timeout was given.
-  void loaded(const Experiment& exp) { watchdog_.set_deadline(deadline(seconds(&exp)), limit_text(&exp)); }
+  void loaded(const Experiment& exp) {
+    watchdog_.set_deadline(deadline(seconds(&exp)), limit_text(&exp));
+  }
   void running_on(const Backend* backend) { backend_ = backend; }
   // The run failed: its cleanup may still wait for the device (a kernel that never ends), and the
   // limit's message must then say what failed, not only that time ran out.
@@ -58,7 +62,9 @@ class TimeLimit {
   int64_t seconds_left(const Experiment& exp) const {
     int64_t s = seconds(&exp);
     if (s == 0) return 0;
-    auto spent = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start_).count();
+    auto spent =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start_)
+            .count();
     return std::max<int64_t>(1, s - spent);
   }
 
@@ -68,17 +74,20 @@ class TimeLimit {
   }
   std::string limit_text(const Experiment* exp) const {
     int64_t s = seconds(exp);
-    std::string source = args_.timeout >= 0                ? fmt::format("--timeout {}", s)
-                         : exp && exp->timeout_s > 0 ? fmt::format("`timeout: {}` in the experiment", s)
-                                                     : "the default; --timeout S changes it";
+    std::string source = args_.timeout >= 0 ? fmt::format("--timeout {}", s)
+                         : exp && exp->timeout_s > 0
+                             ? fmt::format("`timeout: {}` in the experiment", s)
+                             : "the default; --timeout S changes it";
     return fmt::format("the command ran longer than {} s ({})", s, source);
   }
   std::string what_was_running() const {
     {
       std::lock_guard lock(mutex_);
       if (!failure_.empty())
-        return fmt::format("the run had failed ({}), and streamlab was waiting for the device's unfinished work "
-                           "before it could exit", failure_);
+        return fmt::format(
+            "the run had failed ({}), and streamlab was waiting for the device's unfinished work "
+            "before it could exit",
+            failure_);
     }
     std::string out = "stopped " + progress.describe();
     const Backend* b = backend_;
@@ -108,18 +117,24 @@ std::unique_ptr<Backend> choose_backend(const Experiment& exp, const RunArgs& ar
   if (args.backend == "host") return make_host_backend(exp);
   std::string why;
   int count = cuda_device_count(&why);
-  if (args.backend == "cuda" && count == 0) throw RunError("--backend cuda: no CUDA device (" + why + ")");
+  if (args.backend == "cuda" && count == 0)
+    throw RunError("--backend cuda: no CUDA device (" + why + ")");
   if (count == 0) {
     std::cerr << fmt::format(
         "streamlab: note: no CUDA device ({}); running on the host backend: results are validated, "
-        "no GPU times are measured\n", why);
+        "no GPU times are measured\n",
+        why);
     return make_host_backend(exp);
   }
   if (args.device < 0 || args.device >= count)
-    throw RunError(fmt::format("--device {}: no such device ({} CUDA device{})", args.device, count, count == 1 ? "" : "s"));
-  const std::map<std::string, TimerChoice> timers = {{"auto", TimerChoice::automatic}, {"cupti", TimerChoice::cupti},
-                                                     {"events", TimerChoice::events}, {"none", TimerChoice::none}};
-  return make_cuda_backend(exp, args.device, {timers.at(args.timer), !args.no_gate, args.locate_fault});
+    throw RunError(fmt::format("--device {}: no such device ({} CUDA device{})", args.device, count,
+                               count == 1 ? "" : "s"));
+  const std::map<std::string, TimerChoice> timers = {{"auto", TimerChoice::automatic},
+                                                     {"cupti", TimerChoice::cupti},
+                                                     {"events", TimerChoice::events},
+                                                     {"none", TimerChoice::none}};
+  return make_cuda_backend(exp, args.device,
+                           {timers.at(args.timer), !args.no_gate, args.locate_fault});
 }
 
 // Repetitions: the command line's, else the experiment's; the host backend runs once by default
@@ -157,7 +172,8 @@ OutputPlan output_plan(const RunArgs& args) {
 // The files the experiment's kernels read are known once it is loaded: no report replaces them.
 void refuse_kernel_files(const OutputPlan& plan, const Experiment& exp) {
   std::vector<InputFile> inputs;
-  for (auto& path : user_kernel_files(exp)) inputs.push_back({fmt::format("a file a user kernel reads ({})", path), path});
+  for (auto& path : user_kernel_files(exp))
+    inputs.push_back({fmt::format("a file a user kernel reads ({})", path), path});
   plan.refuse_inputs(inputs);
 }
 
@@ -179,8 +195,8 @@ std::function<void(int64_t, int64_t)> progress_printer() {
   auto start = std::chrono::steady_clock::now();
   return [start](int64_t done, int64_t total) {
     if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
-    std::cerr << fmt::format("\rstreamlab: repetition {} of {}", done, total) << (done == total ? "\r\033[K" : "")
-              << std::flush;
+    std::cerr << fmt::format("\rstreamlab: repetition {} of {}", done, total)
+              << (done == total ? "\r\033[K" : "") << std::flush;
   };
 }
 
@@ -192,13 +208,17 @@ Findings refuse_on_findings(const Experiment& exp, const RunArgs& args) {
   std::cerr << format_findings(findings, exp.source);
   if (n.errors == 0) return findings;
   if (args.allow_races) {
-    std::cerr << fmt::format("streamlab: warning: running despite {} (--allow-races): results may vary from run to "
-                             "run\n", format_counts(n));
+    std::cerr << fmt::format(
+        "streamlab: warning: running despite {} (--allow-races): results may vary from run to "
+        "run\n",
+        format_counts(n));
     return findings;
   }
-  throw InvalidExperiment(fmt::format("streamlab: error: not running '{}': {} (see above); its results would mean "
-                                      "nothing. Fix them, or pass --allow-races to run it anyway\n",
-                                      exp.file, format_counts(n)), {});
+  throw InvalidExperiment(
+      fmt::format("streamlab: error: not running '{}': {} (see above); its results would mean "
+                  "nothing. Fix them, or pass --allow-races to run it anyway\n",
+                  exp.file, format_counts(n)),
+      {});
 }
 
 // User kernels are compiled by `check`, and by a run on the host backend (which cannot run them),
@@ -213,7 +233,8 @@ void compile_for_check(const Experiment& exp) {
   }
 }
 
-RunRecord run_with(const Experiment& exp, const RunArgs& args, Findings findings, TimeLimit& limit) {
+RunRecord run_with(const Experiment& exp, const RunArgs& args, Findings findings,
+                   TimeLimit& limit) {
   auto backend = choose_backend(exp, args);
   if (!backend->measures_device_time()) {
     limit.progress.phase = RunProgress::compiling;
@@ -238,31 +259,38 @@ RunRecord run_with(const Experiment& exp, const RunArgs& args, Findings findings
 
 // The command line of a child run that finds the op behind a device fault (locate_fault.hpp): the
 // same experiment and params, up to the repetition that faulted, every op synchronized.
-std::vector<std::string> locating_args(const RunArgs& args, const DeviceFault& fault, int64_t timeout_s) {
+std::vector<std::string> locating_args(const RunArgs& args, const DeviceFault& fault,
+                                       int64_t timeout_s) {
   std::vector<std::string> out = {"run", args.file};
   for (const auto& set : args.sets) out.insert(out.end(), {"--set", set});
-  out.insert(out.end(), {"--backend", "cuda", "--device", std::to_string(args.device), "--timer", "none", "--no-gate",
-                         "--warmup", "0", "--repeat", std::to_string(fault.repetition), "--timeout",
-                         std::to_string(timeout_s), "--locate-fault"});
+  out.insert(out.end(),
+             {"--backend", "cuda", "--device", std::to_string(args.device), "--timer", "none",
+              "--no-gate", "--warmup", "0", "--repeat", std::to_string(fault.repetition),
+              "--timeout", std::to_string(timeout_s), "--locate-fault"});
   if (args.allow_races) out.emplace_back("--allow-races");
   return out;
 }
 
 // A device fault, with the op that caused it when a run with every op synchronized finds it.
-RunError explain_fault(const Experiment& exp, const RunArgs& args, const DeviceFault& fault, int64_t timeout_s) {
+RunError explain_fault(const Experiment& exp, const RunArgs& args, const DeviceFault& fault,
+                       int64_t timeout_s) {
   release_cuda_device(args.device);
   LocatedFault found = locate_fault(locating_args(args, fault, timeout_s));
-  std::string where = fault.op >= 0 ? fmt::format("in the call of op '{}' (line {})", exp.ops[fault.op].id,
-                                                  exp.ops[fault.op].loc.line)
+  std::string where = fault.op >= 0 ? fmt::format("in the call of op '{}' (line {})",
+                                                  exp.ops[fault.op].id, exp.ops[fault.op].loc.line)
                                     : "at the repetition's final synchronize";
   if (found.op < 0 || static_cast<size_t>(found.op) >= exp.ops.size())
-    return RunError(fmt::format("a device fault in repetition {}: {}\n  the op behind it was not found: run again "
-                                "with every op synchronized, {}", fault.repetition, fault.what(), found.detail));
+    return RunError(fmt::format(
+        "a device fault in repetition {}: {}\n  the op behind it was not found: run again "
+        "with every op synchronized, {}",
+        fault.repetition, fault.what(), found.detail));
   const Op& op = exp.ops[found.op];
   return RunError(fmt::format(
-      "{}: a device fault in repetition {}: {}\n  found by running the experiment again with every op synchronized "
+      "{}: a device fault in repetition {}: {}\n  found by running the experiment again with every "
+      "op synchronized "
       "(cudaDeviceSynchronize after each op): the fault appeared when this {} finished; run "
-      "as written, CUDA reported it {}", op_context(op), fault.repetition, fault.error, op.kind->name, where));
+      "as written, CUDA reported it {}",
+      op_context(op), fault.repetition, fault.error, op.kind->name, where));
 }
 
 }  // namespace
@@ -321,9 +349,10 @@ int cmd_check(const RunArgs& args) {
     return n.errors ? kExitInvalid : kExitOk;
   }
   std::cerr << format_findings(findings, exp.source);
-  std::cout << fmt::format("{}: {}: '{}', {} ops, {} buffers, {} streams, {} events, {} checks: {}\n", exp.file,
-                           n.errors ? "invalid" : "ok", exp.name, exp.ops.size(), exp.buffers.size(),
-                           exp.streams.size() - 1, exp.events.size(), exp.checks.size(), format_counts(n));
+  std::cout << fmt::format(
+      "{}: {}: '{}', {} ops, {} buffers, {} streams, {} events, {} checks: {}\n", exp.file,
+      n.errors ? "invalid" : "ok", exp.name, exp.ops.size(), exp.buffers.size(),
+      exp.streams.size() - 1, exp.events.size(), exp.checks.size(), format_counts(n));
   if (args.print) std::cout << format_op_list(exp);
   return n.errors ? kExitInvalid : kExitOk;
 }

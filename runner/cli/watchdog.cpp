@@ -11,7 +11,8 @@
 namespace streamlab {
 namespace {
 
-constexpr int kExitRuntime = 3;  // cli.hpp's exit code of a runtime failure; the CLI is above this layer
+constexpr int kExitRuntime =
+    3;  // cli.hpp's exit code of a runtime failure; the CLI is above this layer
 
 // write(2) until done: the process ends right after, with nothing else to flush it.
 void write_stderr(const std::string& text) {
@@ -26,7 +27,9 @@ void write_stderr(const std::string& text) {
 
 Watchdog::Watchdog(std::chrono::steady_clock::time_point deadline, std::string limit_text,
                    std::function<std::string()> what_was_running)
-    : deadline_(deadline), limit_text_(std::move(limit_text)), what_was_running_(std::move(what_was_running)),
+    : deadline_(deadline),
+      limit_text_(std::move(limit_text)),
+      what_was_running_(std::move(what_was_running)),
       thread_([this] { watch(); }) {}
 
 Watchdog::~Watchdog() {
@@ -38,7 +41,8 @@ Watchdog::~Watchdog() {
   thread_.join();
 }
 
-void Watchdog::set_deadline(std::chrono::steady_clock::time_point deadline, std::string limit_text) {
+void Watchdog::set_deadline(std::chrono::steady_clock::time_point deadline,
+                            std::string limit_text) {
   {
     std::lock_guard lock(mutex_);
     deadline_ = deadline;
@@ -50,7 +54,8 @@ void Watchdog::set_deadline(std::chrono::steady_clock::time_point deadline, std:
 void Watchdog::watch() {
   std::unique_lock lock(mutex_);
   while (!stopped_) {
-    if (wake_.wait_until(lock, deadline_) == std::cv_status::no_timeout) continue;  // stopped, or moved
+    if (wake_.wait_until(lock, deadline_) == std::cv_status::no_timeout)
+      continue;  // stopped, or moved
     if (stopped_ || std::chrono::steady_clock::now() < deadline_) continue;
     std::string limit = limit_text_;
     lock.unlock();
@@ -79,8 +84,10 @@ void Watchdog::watch() {
   }).detach();
   std::unique_lock lock(answer->mutex);
   bool answered = answer->ready.wait_for(lock, kAskSeconds, [&] { return answer->done; });
-  std::string what = answered ? answer->text : "what was running could not be asked (the driver did not answer)";
-  write_stderr(printable(fmt::format("streamlab: error: time limit reached: {}; {}\n", limit, what)));
+  std::string what =
+      answered ? answer->text : "what was running could not be asked (the driver did not answer)";
+  write_stderr(
+      printable(fmt::format("streamlab: error: time limit reached: {}; {}\n", limit, what)));
   ::_exit(kExitRuntime);
 }
 

@@ -19,7 +19,8 @@ using UniqueEvent = std::unique_ptr<CUevent_st, EventDestroy>;
 
 inline UniqueStream create_stream(bool non_blocking, int priority = 0) {
   cudaStream_t s = nullptr;
-  STREAMLAB_CUDA(cudaStreamCreateWithPriority(&s, non_blocking ? cudaStreamNonBlocking : cudaStreamDefault, priority));
+  STREAMLAB_CUDA(cudaStreamCreateWithPriority(
+      &s, non_blocking ? cudaStreamNonBlocking : cudaStreamDefault, priority));
   return UniqueStream(s);
 }
 

@@ -36,7 +36,9 @@ struct CudaState {
   std::map<std::string, std::shared_ptr<void>, std::less<>> libraries;
   std::vector<std::string> notes;  // what preparing chose (a cuDNN algorithm), for reports
   template <class T>
-  T& prepared_for(const Op& op) const { return *static_cast<T*>(prepared.at(&op).get()); }
+  T& prepared_for(const Op& op) const {
+    return *static_cast<T*>(prepared.at(&op).get());
+  }
   void* at(const BufferRange& r) const {
     return static_cast<std::byte*>(buffers[r.buffer]) + range_offset_bytes(exp, r);
   }

@@ -11,7 +11,8 @@ namespace {
 
 class EventTimer final : public DeviceTimer {
  public:
-  explicit EventTimer(const Experiment& exp) : exp_(exp), base_(create_event()), timing_stream_(create_stream(true)) {
+  explicit EventTimer(const Experiment& exp)
+      : exp_(exp), base_(create_event()), timing_stream_(create_stream(true)) {
     for (size_t i = 0; i < exp.ops.size(); ++i) {
       start_.push_back(create_event());
       end_.push_back(create_event());
@@ -19,11 +20,13 @@ class EventTimer final : public DeviceTimer {
   }
   std::string name() const override { return "events"; }
   std::string description() const override {
-    return "CUDA events around each device op, in its own stream (intervals include time queued behind "
+    return "CUDA events around each device op, in its own stream (intervals include time queued "
+           "behind "
            "other streams)";
   }
   void begin_repetition(uint64_t, HostClock::time_point) override {
-    STREAMLAB_CUDA(cudaEventRecord(base_.get(), timing_stream_.get()));  // non-blocking: orders nothing
+    STREAMLAB_CUDA(
+        cudaEventRecord(base_.get(), timing_stream_.get()));  // non-blocking: orders nothing
   }
   void before_op(size_t op, cudaStream_t stream) override {
     if (timed(op)) STREAMLAB_CUDA(cudaEventRecord(start_[op].get(), stream));
@@ -72,20 +75,24 @@ class NoTimer final : public DeviceTimer {
 
 }  // namespace
 
-std::unique_ptr<DeviceTimer> make_event_timer(const Experiment& exp) { return std::make_unique<EventTimer>(exp); }
+std::unique_ptr<DeviceTimer> make_event_timer(const Experiment& exp) {
+  return std::make_unique<EventTimer>(exp);
+}
 std::unique_ptr<DeviceTimer> make_no_timer() { return std::make_unique<NoTimer>(); }
 
 void set_device_span(RepetitionSample& rep) {
   double first = INFINITY, last = -INFINITY;
   for (const auto& s : rep.ops)
-    if (!std::isnan(s.start_ms)) first = std::min(first, s.start_ms), last = std::max(last, s.end_ms);
+    if (!std::isnan(s.start_ms))
+      first = std::min(first, s.start_ms), last = std::max(last, s.end_ms);
   rep.device_span_ms = first <= last ? last - first : NAN;
 }
 
 uint64_t activity_key(uint64_t repetition, size_t op) { return (repetition << 32) | (op + 1); }
 
-void assign_intervals(const std::vector<DeviceActivity>& activities, const std::vector<Correlation>& correlations,
-                      uint64_t repetition, uint64_t t0_ns, RepetitionSample& rep) {
+void assign_intervals(const std::vector<DeviceActivity>& activities,
+                      const std::vector<Correlation>& correlations, uint64_t repetition,
+                      uint64_t t0_ns, RepetitionSample& rep) {
   std::unordered_map<uint32_t, size_t> op_of;  // correlation id -> op index, this repetition only
   for (const auto& c : correlations)
     if ((c.external >> 32) == repetition && (c.external & 0xffffffffu) >= 1 &&
@@ -100,8 +107,10 @@ void assign_intervals(const std::vector<DeviceActivity>& activities, const std::
     s.start_ms = std::isnan(s.start_ms) ? start : std::min(s.start_ms, start);
     s.end_ms = std::isnan(s.end_ms) ? end : std::max(s.end_ms, end);
     if (!a.graph_node) continue;
-    auto node = std::find_if(s.graph_nodes.begin(), s.graph_nodes.end(), [&](auto& n) { return n.first == a.graph_node; });
-    if (node == s.graph_nodes.end()) s.graph_nodes.emplace_back(a.graph_node, 0.0), node = s.graph_nodes.end() - 1;
+    auto node = std::find_if(s.graph_nodes.begin(), s.graph_nodes.end(),
+                             [&](auto& n) { return n.first == a.graph_node; });
+    if (node == s.graph_nodes.end())
+      s.graph_nodes.emplace_back(a.graph_node, 0.0), node = s.graph_nodes.end() - 1;
     node->second += end - start;
   }
   set_device_span(rep);

@@ -41,7 +41,8 @@ std::unique_ptr<DeviceTimer> make_event_timer(const Experiment& exp);
 // CUPTI activity records (kernels, copies, memsets) on the host's clock. Throws RunError naming
 // the library when CUPTI cannot be loaded.
 std::unique_ptr<DeviceTimer> make_cupti_timer(const Experiment& exp);
-// CUPTI's id of a graph node, as its records of graph launches carry it; 0 when CUPTI is not loaded.
+// CUPTI's id of a graph node, as its records of graph launches carry it; 0 when CUPTI is not
+// loaded.
 uint64_t cupti_graph_node_id(cudaGraphNode_t node);
 // Spans only: no per-op device intervals and no tracing overhead.
 std::unique_ptr<DeviceTimer> make_no_timer();
@@ -63,7 +64,8 @@ struct Correlation {
 // Keys are (repetition << 32) | (op + 1). Each op's interval spans all its activities (a pageable
 // copy may be several); activities with a 0 timestamp (CUPTI ran out of buffer) are ignored.
 uint64_t activity_key(uint64_t repetition, size_t op);
-void assign_intervals(const std::vector<DeviceActivity>& activities, const std::vector<Correlation>& correlations,
-                      uint64_t repetition, uint64_t t0_ns, RepetitionSample& rep);
+void assign_intervals(const std::vector<DeviceActivity>& activities,
+                      const std::vector<Correlation>& correlations, uint64_t repetition,
+                      uint64_t t0_ns, RepetitionSample& rep);
 
 }  // namespace streamlab

@@ -26,7 +26,8 @@ bool HappensBefore::blocking(int stream) const {
   return !s.legacy && !s.non_blocking;
 }
 
-// An empty clock (a stream not used yet, an event not recorded) knows nothing: joining it is a no-op.
+// An empty clock (a stream not used yet, an event not recorded) knows nothing: joining it is a
+// no-op.
 void HappensBefore::join(Clock& into, const Clock& from) const {
   for (size_t t = 0; t < from.size(); ++t) into[t] = std::max(into[t], from[t]);
 }

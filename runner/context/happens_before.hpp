@@ -29,12 +29,12 @@ inline bool done_in(const StreamPoint& p, const Clock& c) { return c[p.stream] >
 
 // What issuing one op did, for the analyzer's rules.
 struct IssueEffects {
-  std::optional<StreamPoint> at;  // where it runs, if it is stream-ordered
-  Clock start;                    // what is done before it starts (stream-ordered ops)
-  int bound_record = -1;          // a wait or an event sync: the record op it binds to
-  bool unrecorded_event = false;  // it waits on or queries an event no earlier op records
+  std::optional<StreamPoint> at;      // where it runs, if it is stream-ordered
+  Clock start;                        // what is done before it starts (stream-ordered ops)
+  int bound_record = -1;              // a wait or an event sync: the record op it binds to
+  bool unrecorded_event = false;      // it waits on or queries an event no earlier op records
   std::vector<int> legacy_waits_for;  // a legacy-stream op: blocking streams it had to wait for
-  int held_by_legacy = -1;        // an op of a blocking stream held back by this legacy op
+  int held_by_legacy = -1;            // an op of a blocking stream held back by this legacy op
 };
 
 class HappensBefore {
@@ -52,13 +52,13 @@ class HappensBefore {
   int last_record(int event) const { return record_op_[event]; }
 
   // What OpKind::order calls for the op being issued:
-  void stream_op(int stream);         // it runs in `stream` (device work, or a record or wait)
-  void host_waits_for_op();           // the call returns only once that op is done
+  void stream_op(int stream);  // it runs in `stream` (device work, or a record or wait)
+  void host_waits_for_op();    // the call returns only once that op is done
   void record(int event, int stream);
-  void wait(int stream, int event);   // stream_op(stream), then later work waits for the event
+  void wait(int stream, int event);  // stream_op(stream), then later work waits for the event
   void sync_stream(int stream);
   void sync_event(int event);
-  void query_event(int event);        // orders nothing (S8); notes a never-recorded event
+  void query_event(int event);  // orders nothing (S8); notes a never-recorded event
   void sync_device();
   // L8: the streams of one NCCL group wait for each other before the collective and are blocked
   // until it completes: it runs in the first stream after what every one of them issued, and their
@@ -68,8 +68,8 @@ class HappensBefore {
  private:
   bool blocking(int stream) const;
   void join(Clock& into, const Clock& from) const;
-  Clock& clock_of(int stream);     // the stream's clock, made when the stream is first used
-  void changed(int stream);        // folds a stream's new clock into the running joins below
+  Clock& clock_of(int stream);  // the stream's clock, made when the stream is first used
+  void changed(int stream);     // folds a stream's new clock into the running joins below
 
   const Experiment& exp_;
   int op_ = -1;
@@ -83,8 +83,8 @@ class HappensBefore {
   // ops cost O(streams) rather than O(streams^2).
   Clock blocking_join_, all_join_;
   std::vector<std::vector<int>> stream_ops_;  // per stream: op index of each stream-ordered op
-  std::vector<Clock> event_;        // per event: the work its last record captured
-  std::vector<int> record_op_;      // per event: the op that last recorded it (-1: none)
+  std::vector<Clock> event_;                  // per event: the work its last record captured
+  std::vector<int> record_op_;                // per event: the op that last recorded it (-1: none)
 };
 
 }  // namespace streamlab

@@ -11,9 +11,11 @@ namespace streamlab {
 struct HostState {
   const Experiment& exp;
   std::vector<std::byte*> buffers;  // by buffer index
-  std::vector<int> answers;         // per op: what a query answered (always 1: work is done in order)
+  std::vector<int> answers;  // per op: what a query answered (always 1: work is done in order)
   std::vector<std::unique_ptr<std::byte[]>> op_allocated;  // buffers allocated by ops, by index
-  std::byte* at(const BufferRange& r) const { return buffers[r.buffer] + range_offset_bytes(exp, r); }
+  std::byte* at(const BufferRange& r) const {
+    return buffers[r.buffer] + range_offset_bytes(exp, r);
+  }
 };
 
 }  // namespace streamlab

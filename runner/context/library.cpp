@@ -15,9 +15,11 @@ namespace {
 std::vector<std::string> candidates(const LibrarySpec& spec) {
   if (const char* env = std::getenv(spec.env)) return {env};
   std::vector<std::string> out{spec.soname};  // LD_LIBRARY_PATH, the ldconfig cache
-  for (const char* root : std::initializer_list<const char*>{std::getenv("CUDA_HOME"), std::getenv("CUDA_PATH"), "/usr/local/cuda"}) {
+  for (const char* root : std::initializer_list<const char*>{
+           std::getenv("CUDA_HOME"), std::getenv("CUDA_PATH"), "/usr/local/cuda"}) {
     if (!root) continue;
-    for (const char* dir : spec.dirs) out.push_back(fmt::format("{}/{}/{}", root, dir, spec.soname));
+    for (const char* dir : spec.dirs)
+      out.push_back(fmt::format("{}/{}/{}", root, dir, spec.soname));
   }
   return out;
 }
@@ -26,8 +28,10 @@ std::vector<std::string> candidates(const LibrarySpec& spec) {
 
 void* SharedLibrary::symbol(const char* name) const {
   void* f = dlsym(handle_, name);
-  if (!f) throw RunError(fmt::format("{} ({}) has no symbol {}: a different version than streamlab was built for?",
-                                     title_, path_, name));
+  if (!f)
+    throw RunError(
+        fmt::format("{} ({}) has no symbol {}: a different version than streamlab was built for?",
+                    title_, path_, name));
   return f;
 }
 
@@ -47,8 +51,9 @@ const SharedLibrary& load_library(const LibrarySpec& spec) {
     }
     last_error = dlerror();
   }
-  throw RunError(fmt::format("{} ({}) could not be loaded: tried {} (last: {}); install it or set {} to its path",
-                             spec.title, spec.soname, fmt::join(tried, ", "), last_error, spec.env));
+  throw RunError(fmt::format(
+      "{} ({}) could not be loaded: tried {} (last: {}); install it or set {} to its path",
+      spec.title, spec.soname, fmt::join(tried, ", "), last_error, spec.env));
 }
 
 }  // namespace streamlab

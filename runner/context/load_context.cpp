@@ -23,14 +23,14 @@ void LoadContext::error(const YAML::Node& node, std::string message) {
   diags.error(loc(node), std::move(message));
 }
 
-
 // With `array: E`, the names NAME[0] .. NAME[E-1]; without, NAME alone.
 std::vector<std::string> array_names(LoadContext& ctx, MapReader& r, const std::string& name) {
   if (!r.has("array")) return {name};
   auto size = ctx.integer(r.get("array"), "array");
   if (!size) return {};
   if (*size < 1 || *size > limits::kArray) {
-    ctx.error(r.get("array"), fmt::format("array: {} elements; expected 1..{}", *size, limits::kArray));
+    ctx.error(r.get("array"),
+              fmt::format("array: {} elements; expected 1..{}", *size, limits::kArray));
     return {};
   }
   std::vector<std::string> names;
@@ -38,29 +38,38 @@ std::vector<std::string> array_names(LoadContext& ctx, MapReader& r, const std::
   return names;
 }
 
-BlockLevel::BlockLevel(LoadContext& ctx, const YAML::Node& at) : ctx_(ctx), ok_(++ctx.block_depth <= limits::kBlockDepth) {
+BlockLevel::BlockLevel(LoadContext& ctx, const YAML::Node& at)
+    : ctx_(ctx), ok_(++ctx.block_depth <= limits::kBlockDepth) {
   if (!ok_)
-    ctx.error(at, fmt::format("loops and graphs nest deeper than {} levels here", limits::kBlockDepth));
+    ctx.error(at,
+              fmt::format("loops and graphs nest deeper than {} levels here", limits::kBlockDepth));
 }
 
 bool is_identifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 std::string describe_node(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return "'" + node.Scalar() + "'";
-    default: return "nothing";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "'" + node.Scalar() + "'";
+    default:
+      return "nothing";
   }
 }
 
 std::optional<int64_t> LoadContext::integer(const YAML::Node& node, std::string_view what) {
   if (!node.IsDefined()) return std::nullopt;
   if (!node.IsScalar()) {
-    error(node, fmt::format("{}: expected an integer or an integer expression, got {}", what, describe_node(node)));
+    error(node, fmt::format("{}: expected an integer or an integer expression, got {}", what,
+                            describe_node(node)));
     return std::nullopt;
   }
   auto result = evaluate(node.Scalar(), params);
@@ -88,17 +97,20 @@ std::optional<double> LoadContext::number(const YAML::Node& node, std::string_vi
       return std::nullopt;
     }
   }
-  error(node, fmt::format("{}: expected a number or an integer expression, got {}", what, describe_node(node)));
+  error(node, fmt::format("{}: expected a number or an integer expression, got {}", what,
+                          describe_node(node)));
   return std::nullopt;
 }
 
-std::optional<std::string> LoadContext::indexed_name(const YAML::Node& node, std::string_view what) {
+std::optional<std::string> LoadContext::indexed_name(const YAML::Node& node,
+                                                     std::string_view what) {
   auto text = scalar(node, what);
   if (!text) return std::nullopt;
   size_t open = text->find('[');
   if (open == std::string::npos || text->back() != ']') return text;
   auto result = evaluate(std::string_view(*text).substr(open + 1, text->size() - open - 2), params);
-  if (auto* value = std::get_if<int64_t>(&result)) return fmt::format("{}[{}]", text->substr(0, open), *value);
+  if (auto* value = std::get_if<int64_t>(&result))
+    return fmt::format("{}[{}]", text->substr(0, open), *value);
   const auto& e = std::get<ExprError>(result);
   SourceLoc at = loc(node);
   at.col += static_cast<int>(open + 1 + e.offset) + (node.Tag() == "!" ? 1 : 0);
@@ -139,10 +151,11 @@ std::optional<int> LoadContext::lookup(const YAML::Node& node, std::string_view 
   for (const auto& item : items) names.push_back(item.name);
   if (size_t open = name->find('['); open != std::string::npos) {  // an index past an array's end?
     std::string base = name->substr(0, open + 1);
-    int64_t size = std::count_if(names.begin(), names.end(), [&](const std::string& n) { return n.rfind(base, 0) == 0; });
+    int64_t size = std::count_if(names.begin(), names.end(),
+                                 [&](const std::string& n) { return n.rfind(base, 0) == 0; });
     if (size > 0) {
-      error(node, fmt::format("{} {} is outside the array: '{}' has {} elements, {}0] to {}{}]", kind, *name,
-                              base.substr(0, open), size, base, base, size - 1));
+      error(node, fmt::format("{} {} is outside the array: '{}' has {} elements, {}0] to {}{}]",
+                              kind, *name, base.substr(0, open), size, base, base, size - 1));
       return std::nullopt;
     }
   }
@@ -150,16 +163,22 @@ std::optional<int> LoadContext::lookup(const YAML::Node& node, std::string_view 
   return std::nullopt;
 }
 
-std::optional<int> LoadContext::buffer(const YAML::Node& node) { return lookup(node, "buffer", exp.buffers); }
+std::optional<int> LoadContext::buffer(const YAML::Node& node) {
+  return lookup(node, "buffer", exp.buffers);
+}
 std::optional<int> LoadContext::stream(const YAML::Node& node) {
   // The per-thread default stream exists in every program; it joins the experiment when named.
-  bool declared = std::any_of(exp.streams.begin(), exp.streams.end(), [](const Stream& s) { return s.per_thread; });
+  bool declared = std::any_of(exp.streams.begin(), exp.streams.end(),
+                              [](const Stream& s) { return s.per_thread; });
   if (!declared && node.IsScalar() && node.Scalar() == kPerThreadStreamName) {
-    exp.streams.push_back({.name = std::string(kPerThreadStreamName), .loc = loc(node), .per_thread = true});
+    exp.streams.push_back(
+        {.name = std::string(kPerThreadStreamName), .loc = loc(node), .per_thread = true});
   }
   return lookup(node, "stream", exp.streams);
 }
-std::optional<int> LoadContext::event(const YAML::Node& node) { return lookup(node, "event", exp.events); }
+std::optional<int> LoadContext::event(const YAML::Node& node) {
+  return lookup(node, "event", exp.events);
+}
 
 std::optional<BufferRange> LoadContext::range(const YAML::Node& node) {
   if (!node.IsMap()) {
@@ -173,30 +192,38 @@ std::optional<BufferRange> LoadContext::range(const YAML::Node& node) {
   if (!r.ok() || b < 0 || !offset) return std::nullopt;
   const Buffer& buf = exp.buffers[b];
   if (*offset < 0 || *offset >= buf.count) {
-    error(r.get("offset"), fmt::format("offset {} is outside buffer '{}' (elements 0..{})", *offset, buf.name,
-                                       buf.count - 1));
+    error(r.get("offset"), fmt::format("offset {} is outside buffer '{}' (elements 0..{})", *offset,
+                                       buf.name, buf.count - 1));
     return std::nullopt;
   }
-  auto count = r.has("count") ? integer(r.get("count"), "count") : std::optional<int64_t>(buf.count - *offset);
+  auto count = r.has("count") ? integer(r.get("count"), "count")
+                              : std::optional<int64_t>(buf.count - *offset);
   if (!count) return std::nullopt;
   if (*count < 1 || *count > buf.count - *offset) {
-    error(r.get("count"), fmt::format("count {} at offset {} does not fit buffer '{}' ({} elements; at most {} "
-                                      "from there)", *count, *offset, buf.name, buf.count, buf.count - *offset));
+    error(r.get("count"),
+          fmt::format("count {} at offset {} does not fit buffer '{}' ({} elements; at most {} "
+                      "from there)",
+                      *count, *offset, buf.name, buf.count, buf.count - *offset));
     return std::nullopt;
   }
   return BufferRange{b, *offset, *count};
 }
 
-std::optional<std::array<int64_t, 3>> LoadContext::dims(const YAML::Node& node, std::string_view what) {
+std::optional<std::array<int64_t, 3>> LoadContext::dims(const YAML::Node& node,
+                                                        std::string_view what) {
   if (!node.IsDefined()) return std::nullopt;
   if (node.IsScalar()) {  // a single dimension may be written without brackets
     auto x = integer(node, what);
     if (!x) return std::nullopt;
-    if (*x < 1) { error(node, fmt::format("{}: {} is not a positive size", what, *x)); return std::nullopt; }
+    if (*x < 1) {
+      error(node, fmt::format("{}: {} is not a positive size", what, *x));
+      return std::nullopt;
+    }
     return std::array<int64_t, 3>{*x, 1, 1};
   }
   if (!node.IsSequence() || node.size() < 1 || node.size() > 3) {
-    error(node, fmt::format("{}: expected a list of 1 to 3 sizes [x, y, z], got {}", what, describe_node(node)));
+    error(node, fmt::format("{}: expected a list of 1 to 3 sizes [x, y, z], got {}", what,
+                            describe_node(node)));
     return std::nullopt;
   }
   std::array<int64_t, 3> out{1, 1, 1};
@@ -204,19 +231,24 @@ std::optional<std::array<int64_t, 3>> LoadContext::dims(const YAML::Node& node, 
   for (size_t i = 0; i < node.size(); ++i) {
     auto v = integer(node[i], what);
     if (v && *v < 1) error(node[i], fmt::format("{}: {} is not a positive size", what, *v));
-    if (!v || *v < 1) good = false; else out[i] = *v;
+    if (!v || *v < 1)
+      good = false;
+    else
+      out[i] = *v;
   }
   return good ? std::optional(out) : std::nullopt;
 }
 
-MapReader::MapReader(LoadContext& c, const YAML::Node& node, std::string what, const std::vector<std::string>& keys)
+MapReader::MapReader(LoadContext& c, const YAML::Node& node, std::string what,
+                     const std::vector<std::string>& keys)
     : ctx(c), node_(node), what_(std::move(what)) {
   if (node.IsNull()) {  // an empty body (`deviceSynchronize:`) reads as an empty mapping
     ok_ = true;
     return;
   }
   if (!node.IsMap()) {
-    ctx.error(node, fmt::format("{}: expected a mapping {{key: value, ...}}, got {}", what_, describe_node(node)));
+    ctx.error(node, fmt::format("{}: expected a mapping {{key: value, ...}}, got {}", what_,
+                                describe_node(node)));
     return;
   }
   ok_ = true;
@@ -228,12 +260,13 @@ MapReader::MapReader(LoadContext& c, const YAML::Node& node, std::string what, c
       ctx.error(entry.first, fmt::format("duplicate key '{}' in {}", key, what_));
       continue;
     }
-    bool known = std::any_of(keys.begin(), keys.end(), [&](const std::string& k) { return key_name(k) == key; });
+    bool known = std::any_of(keys.begin(), keys.end(),
+                             [&](const std::string& k) { return key_name(k) == key; });
     if (!known) {
       std::vector<std::string> names;
       for (const auto& k : keys) names.emplace_back(key_name(k));
       ctx.error(entry.first, fmt::format("unknown key '{}' in {}{} (expected: {})", key, what_,
-                                       did_you_mean(key, names), join(names)));
+                                         did_you_mean(key, names), join(names)));
     }
     entries_.push_back({std::move(key), entry.first, entry.second});
   }
@@ -257,7 +290,9 @@ YAML::Node MapReader::require(std::string_view key) {
 }
 
 int MapReader::buffer(std::string_view key) { return ctx.buffer(require(key)).value_or(-1); }
-BufferRange MapReader::range(std::string_view key) { return ctx.range(require(key)).value_or(BufferRange{}); }
+BufferRange MapReader::range(std::string_view key) {
+  return ctx.range(require(key)).value_or(BufferRange{});
+}
 int MapReader::event(std::string_view key) { return ctx.event(require(key)).value_or(-1); }
 
 int MapReader::stream(std::string_view key, bool required) {
@@ -272,13 +307,16 @@ Allow read_allow(MapReader& r) {
   YAML::Node node = r.get("allow");
   allow.loc = r.ctx.loc(node);
   if (!node.IsSequence()) {
-    r.ctx.error(node, fmt::format("allow: expected a list of diagnostic codes (e.g. [race]), got {}", describe_node(node)));
+    r.ctx.error(node,
+                fmt::format("allow: expected a list of diagnostic codes (e.g. [race]), got {}",
+                            describe_node(node)));
     return allow;
   }
   std::vector<std::string> codes;
   for (const auto& c : finding_kinds()) codes.emplace_back(c.code);
   for (const auto& item : node)
-    if (auto i = r.ctx.choice(item, "diagnostic code in allow", codes)) allow.codes.push_back(codes[*i]);
+    if (auto i = r.ctx.choice(item, "diagnostic code in allow", codes))
+      allow.codes.push_back(codes[*i]);
   return allow;
 }
 

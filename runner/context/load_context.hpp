@@ -19,7 +19,8 @@ namespace streamlab {
 
 class LoadContext {
  public:
-  LoadContext(Experiment& experiment, Diagnostics& diagnostics) : exp(experiment), diags(diagnostics) {}
+  LoadContext(Experiment& experiment, Diagnostics& diagnostics)
+      : exp(experiment), diags(diagnostics) {}
 
   SourceLoc loc(const YAML::Node& node) const;
   void error(const YAML::Node& node, std::string message);
@@ -54,29 +55,32 @@ class LoadContext {
   // Every op id given so far (graph bodies included), with its line: ids are unique in the whole
   // experiment, and checking that must not cost a scan of every earlier op.
   std::unordered_map<std::string, int> op_ids;
-  int block_depth = 0;            // loops and graphs open around the op being read
+  int block_depth = 0;              // loops and graphs open around the op being read
   int64_t kernel_source_bytes = 0;  // user kernels' sources and headers, read so far
   // The experiment's lines, indexed once, for whatever needs a line of it during load.
   const SourceLines& source_lines() {
     if (!lines_) lines_.emplace(exp.source);
     return *lines_;
   }
-  int64_t loop_iterations = 0;    // bodies repeated by loops so far, in all
-  int64_t expanded_ops = 0;       // ops read so far, graph bodies included
+  int64_t loop_iterations = 0;  // bodies repeated by loops so far, in all
+  int64_t expanded_ops = 0;     // ops read so far, graph bodies included
 
   // Declares one more of `items` (streams, events, buffers) at `node`: false, reported once, past
   // `limit`.
   template <class T>
-  bool room_for(const YAML::Node& node, const std::vector<T>& items, int64_t limit, std::string_view what) {
+  bool room_for(const YAML::Node& node, const std::vector<T>& items, int64_t limit,
+                std::string_view what) {
     if (static_cast<int64_t>(items.size()) < limit) return true;
     if (full_.insert(std::string(what)).second)
-      error(node, fmt::format("more than {} {}: an experiment declares at most {}", limit, what, limit));
+      error(node,
+            fmt::format("more than {} {}: an experiment declares at most {}", limit, what, limit));
     return false;
   }
 
  private:
   template <class T>
-  std::optional<int> lookup(const YAML::Node& node, std::string_view kind, const std::vector<T>& items);
+  std::optional<int> lookup(const YAML::Node& node, std::string_view kind,
+                            const std::vector<T>& items);
   std::set<std::string> full_;  // kinds of declarations whose limit was reported
   std::optional<SourceLines> lines_;
 };
@@ -106,7 +110,8 @@ bool key_optional(std::string_view key);
 // when asked for with require().
 class MapReader {
  public:
-  MapReader(LoadContext& ctx, const YAML::Node& node, std::string what, const std::vector<std::string>& keys);
+  MapReader(LoadContext& ctx, const YAML::Node& node, std::string what,
+            const std::vector<std::string>& keys);
 
   bool ok() const { return ok_; }
   const YAML::Node& node() const { return node_; }
@@ -137,7 +142,8 @@ bool is_identifier(const std::string& s);
 
 // A list of ops (loops expanded) appended to `out`: the body of a graph. Their default ids start
 // with `prefix` ("g.memcpyAsync#2").
-void load_op_list(LoadContext& ctx, const YAML::Node& node, std::vector<Op>& out, std::string_view prefix);
+void load_op_list(LoadContext& ctx, const YAML::Node& node, std::vector<Op>& out,
+                  std::string_view prefix);
 
 // `allow: [code, ...]` of an op or a check, if `r` has one: codes of findings.hpp.
 Allow read_allow(MapReader& r);
@@ -154,13 +160,16 @@ bool check_declared_name(LoadContext& ctx, const YAML::Node& key, const std::vec
                          std::string_view kind) {
   const std::string name = key.IsScalar() ? key.Scalar() : "";
   if (!is_identifier(name)) {
-    ctx.error(key, fmt::format("{} name {} is not an identifier (letters, digits and '_', not starting "
-                               "with a digit)", kind, describe_node(key)));
+    ctx.error(key,
+              fmt::format("{} name {} is not an identifier (letters, digits and '_', not starting "
+                          "with a digit)",
+                          kind, describe_node(key)));
     return false;
   }
   for (const auto& e : earlier)
     if (e.name == name) {
-      ctx.error(key, fmt::format("{} '{}' is declared twice (first at line {})", kind, name, e.loc.line));
+      ctx.error(
+          key, fmt::format("{} '{}' is declared twice (first at line {})", kind, name, e.loc.line));
       return false;
     }
   return true;

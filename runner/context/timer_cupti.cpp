@@ -36,7 +36,9 @@ const CuptiApi& cupti_api() {
   static CuptiApi api = [] {
     const SharedLibrary* lib = nullptr;
     try {
-      lib = &load_library({"CUPTI", "libcupti.so.13", "STREAMLAB_CUPTI",
+      lib = &load_library({"CUPTI",
+                           "libcupti.so.13",
+                           "STREAMLAB_CUPTI",
                            {"extras/CUPTI/lib64", "lib64", "lib", "targets/x86_64-linux/lib"}});
     } catch (const RunError& e) {
       throw RunError(fmt::format("--timer cupti: {}, or use --timer events", e.what()));
@@ -64,15 +66,17 @@ void check(CUptiResult r, const char* call) {
   cupti_api().result_string(r, &text);
   // Only one client may trace a process: a tool already attached (compute-sanitizer, Nsight
   // Systems or Compute) holds CUPTI.
-  std::string_view why = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
-                             ? " (another tool traces this process, such as compute-sanitizer or Nsight)"
-                             : "";
+  std::string_view why =
+      r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+          ? " (another tool traces this process, such as compute-sanitizer or Nsight)"
+          : "";
   throw RunError(fmt::format("CUPTI: {} failed: {}{}", call, text, why));
 }
 
 uint64_t steady_ns() {
   return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(HostClock::now().time_since_epoch()).count());
+      std::chrono::duration_cast<std::chrono::nanoseconds>(HostClock::now().time_since_epoch())
+          .count());
 }
 
 // Where CUPTI's callbacks (plain functions, called on CUPTI's thread or at a flush) leave records.
@@ -112,15 +116,22 @@ void take_activity(const CUpti_Activity* r, Collector& c) {
 void take_record(const CUpti_Activity* r, Collector& c) {
   switch (r->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: take_activity<CUpti_ActivityKernel10>(r, c); break;
-    case CUPTI_ACTIVITY_KIND_MEMCPY: take_activity<CUpti_ActivityMemcpy6>(r, c); break;
-    case CUPTI_ACTIVITY_KIND_MEMSET: take_activity<CUpti_ActivityMemset4>(r, c); break;
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      take_activity<CUpti_ActivityKernel10>(r, c);
+      break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      take_activity<CUpti_ActivityMemcpy6>(r, c);
+      break;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      take_activity<CUpti_ActivityMemset4>(r, c);
+      break;
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
       auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(r);
       c.correlations.push_back({e->correlationId, e->externalId});
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -135,9 +146,12 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 // RUNTIME and DRIVER are needed although their records are not used: CUPTI emits an external
 // correlation record only before an API activity record (cuptiActivityPushExternalCorrelationId),
 // and libraries launch through either API (cuBLAS's half-precision kernels through the driver's).
-constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                         CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
-                                         CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                         CUPTI_ACTIVITY_KIND_MEMCPY,
+                                         CUPTI_ACTIVITY_KIND_MEMSET,
+                                         CUPTI_ACTIVITY_KIND_RUNTIME,
+                                         CUPTI_ACTIVITY_KIND_DRIVER,
+                                         CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
 
 class CuptiTimer final : public DeviceTimer {
  public:
@@ -146,7 +160,8 @@ class CuptiTimer final : public DeviceTimer {
     // Once per process, and the timestamp callback before any activity is ever enabled.
     static const bool registered = [&] {
       check(api.register_timestamp(steady_ns), "cuptiActivityRegisterTimestampCallback");
-      check(api.register_callbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
+      check(api.register_callbacks(buffer_requested, buffer_completed),
+            "cuptiActivityRegisterCallbacks");
       return true;
     }();
     static_cast<void>(registered);
@@ -178,21 +193,24 @@ class CuptiTimer final : public DeviceTimer {
 
   std::string name() const override { return "cupti"; }
   std::string description() const override {
-    return "CUPTI activity records (kernel, copy and memset execution), on the host clock; from " + cupti_api().path;
+    return "CUPTI activity records (kernel, copy and memset execution), on the host clock; from " +
+           cupti_api().path;
   }
 
   void begin_repetition(uint64_t number, HostClock::time_point t0) override {
     repetition_ = number;
-    t0_ns_of_[number] =
-        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count());
+    t0_ns_of_[number] = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count());
   }
   void before_op(size_t op, cudaStream_t) override {
-    check(cupti_api().push_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, activity_key(repetition_, op)),
-          "cuptiActivityPushExternalCorrelationId");
+    check(
+        cupti_api().push_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, activity_key(repetition_, op)),
+        "cuptiActivityPushExternalCorrelationId");
   }
   void after_op(size_t, cudaStream_t) override {
     uint64_t last = 0;
-    check(cupti_api().pop_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last), "cuptiActivityPopExternalCorrelationId");
+    check(cupti_api().pop_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last),
+          "cuptiActivityPopExternalCorrelationId");
   }
 
   // Records are collected at the end of the run: a flush per repetition cost the next
@@ -203,13 +221,14 @@ class CuptiTimer final : public DeviceTimer {
     check(cupti_api().flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
     Collector& c = collector();
     std::lock_guard lock(c.mutex);
-    for (auto& rep : reps) assign_intervals(c.activities, c.correlations, rep.number, t0_ns_of_[rep.number], rep);
+    for (auto& rep : reps)
+      assign_intervals(c.activities, c.correlations, rep.number, t0_ns_of_[rep.number], rep);
     c.activities.clear();
     c.correlations.clear();
   }
 
  private:
-  uint64_t repetition_ = 0;  // the one being issued: keys the correlation ids
+  uint64_t repetition_ = 0;                // the one being issued: keys the correlation ids
   std::map<uint64_t, uint64_t> t0_ns_of_;  // repetition number -> its start, ns
 };
 
@@ -218,13 +237,16 @@ class CuptiTimer final : public DeviceTimer {
 uint64_t cupti_graph_node_id(cudaGraphNode_t node) {
   uint64_t id = 0;
   try {
-    if (cupti_api().graph_node_id(reinterpret_cast<CUgraphNode>(node), &id) != CUPTI_SUCCESS) return 0;
+    if (cupti_api().graph_node_id(reinterpret_cast<CUgraphNode>(node), &id) != CUPTI_SUCCESS)
+      return 0;
   } catch (const RunError&) {
     return 0;
   }
   return id;
 }
 
-std::unique_ptr<DeviceTimer> make_cupti_timer(const Experiment&) { return std::make_unique<CuptiTimer>(); }
+std::unique_ptr<DeviceTimer> make_cupti_timer(const Experiment&) {
+  return std::make_unique<CuptiTimer>();
+}
 
 }  // namespace streamlab

@@ -15,16 +15,19 @@ namespace {
 // YAML's printable characters (c-printable, in the YAML 1.2 specification), less NEL (U+0085): a C1
 // control, which YAML 1.1 takes for a line break and some terminals obey.
 bool printable(char32_t c) {
-  return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0x7E) || (c >= 0xA0 && c <= 0xD7FF) ||
-         (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+  return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0x7E) ||
+         (c >= 0xA0 && c <= 0xD7FF) || (c >= 0xE000 && c <= 0xFFFD) ||
+         (c >= 0x10000 && c <= 0x10FFFF);
 }
 
 std::string describe_character(std::string_view s, size_t i, size_t n, char32_t cp) {
-  if (n == 0) return fmt::format("byte 0x{:02X}, which is not UTF-8", static_cast<unsigned char>(s[i]));
+  if (n == 0)
+    return fmt::format("byte 0x{:02X}, which is not UTF-8", static_cast<unsigned char>(s[i]));
   if (cp == 0) return "a NUL byte";
   if (cp == 0x1B) return "an escape character (U+001B)";
   if (is_bidi_control(s.substr(i, n)))
-    return fmt::format("the bidirectional control U+{:04X}, which reorders what is shown", static_cast<uint32_t>(cp));
+    return fmt::format("the bidirectional control U+{:04X}, which reorders what is shown",
+                       static_cast<uint32_t>(cp));
   return fmt::format("the control character U+{:04X}", static_cast<uint32_t>(cp));
 }
 
@@ -34,13 +37,18 @@ bool check_text(std::string_view text, const std::string& file, Diagnostics& dia
   for (size_t i = 0; i < text.size();) {
     char32_t cp = 0;
     size_t n = decode_utf8(text, i, cp);
-    if (n == 0 || !printable(cp) || (cp == 0xFEFF && i != 0) || is_bidi_control(text.substr(i, n))) {
-      diags.error({file, line, col}, fmt::format("{}: an experiment file is UTF-8 text without control characters "
-                                                 "(tabs and line breaks are fine)", describe_character(text, i, n, cp)));
+    if (n == 0 || !printable(cp) || (cp == 0xFEFF && i != 0) ||
+        is_bidi_control(text.substr(i, n))) {
+      diags.error({file, line, col},
+                  fmt::format("{}: an experiment file is UTF-8 text without control characters "
+                              "(tabs and line breaks are fine)",
+                              describe_character(text, i, n, cp)));
       return false;
     }
-    if (cp == '\n') ++line, col = 1;
-    else ++col;
+    if (cp == '\n')
+      ++line, col = 1;
+    else
+      ++col;
     i += n;
   }
   return true;
@@ -58,14 +66,17 @@ class Census final : public YAML::EventHandler {
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { leaf(m, a); }
-  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t a, const std::string& value) override {
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t a,
+                const std::string& value) override {
     leaf(m, a);
     check_scalar(m, value);
   }
-  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a,
+                       YAML::EmitterStyle::value) override {
     open(m, a);
   }
-  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a,
+                  YAML::EmitterStyle::value) override {
     open(m, a);
   }
   void OnSequenceEnd() override { close(); }
@@ -73,8 +84,10 @@ class Census final : public YAML::EventHandler {
 
   void OnAlias(const YAML::Mark& m, YAML::anchor_t a) override {
     if (a >= size_.size() || size_[a] < 0) {
-      return fail(m, "this alias refers to a node that contains it: the document would be infinite (a list or "
-                     "mapping cannot hold itself)");
+      return fail(
+          m,
+          "this alias refers to a node that contains it: the document would be infinite (a list or "
+          "mapping cannot hold itself)");
     }
     add(m, size_[a]);
   }
@@ -91,11 +104,14 @@ class Census final : public YAML::EventHandler {
     for (size_t i = 0; i < value.size(); ++i) {
       auto b = static_cast<unsigned char>(value[i]);
       bool c0 = (b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7F;
-      bool c1 = b == 0xC2 && i + 1 < value.size() && static_cast<unsigned char>(value[i + 1]) < 0xA0;
+      bool c1 =
+          b == 0xC2 && i + 1 < value.size() && static_cast<unsigned char>(value[i + 1]) < 0xA0;
       if (c0 || c1)
-        fail(m, fmt::format("this string holds the control character U+{:04X} (written as an escape); names, "
-                            "descriptions and sources may not hold control characters",
-                            c1 ? static_cast<unsigned char>(value[i + 1]) : b));
+        fail(m,
+             fmt::format(
+                 "this string holds the control character U+{:04X} (written as an escape); names, "
+                 "descriptions and sources may not hold control characters",
+                 c1 ? static_cast<unsigned char>(value[i + 1]) : b));
     }
   }
 
@@ -121,8 +137,11 @@ class Census final : public YAML::EventHandler {
   void add(const YAML::Mark& m, int64_t n) {
     nodes_ += n;
     if (nodes_ > limits::kYamlNodes)
-      fail(m, fmt::format("with its aliases expanded, the document has more than {} nodes; write the repeated "
-                          "part once (a loop repeats ops)", limits::kYamlNodes));
+      fail(m,
+           fmt::format(
+               "with its aliases expanded, the document has more than {} nodes; write the repeated "
+               "part once (a loop repeats ops)",
+               limits::kYamlNodes));
   }
 
   [[noreturn]] void fail(const YAML::Mark& m, std::string message) {
@@ -132,9 +151,10 @@ class Census final : public YAML::EventHandler {
 
   const std::string& file_;
   Diagnostics& diags_;
-  int64_t nodes_ = 0;  // with aliases expanded
+  int64_t nodes_ = 0;          // with aliases expanded
   std::vector<int64_t> size_;  // per anchor: the nodes of its subtree (-1: still open)
-  std::vector<std::pair<YAML::anchor_t, int64_t>> open_;  // open collections: anchor, nodes_ at their start
+  std::vector<std::pair<YAML::anchor_t, int64_t>>
+      open_;  // open collections: anchor, nodes_ at their start
 };
 
 // Where a next document starts, if there is one: the walk stops at its start.
@@ -148,10 +168,13 @@ struct NextDocument final : YAML::EventHandler {
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
   void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
   void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
   void OnMapEnd() override {}
 };
 
@@ -172,7 +195,8 @@ bool check_document(const std::string& text, const std::string& file, Diagnostic
     return true;
   } catch (const NextDocument::Found&) {
     diags.error({file, next.at.line + 1, next.at.column + 1},
-                "a second YAML document: an experiment file holds one document (remove the '---' that starts this "
+                "a second YAML document: an experiment file holds one document (remove the '---' "
+                "that starts this "
                 "one, or move it to a file of its own)");
     return false;
   }
@@ -185,10 +209,13 @@ YAML::Node parse_document(const std::string& text, const std::string& file, Diag
   try {
     if (!check_document(text, file, diags)) return YAML::Node(YAML::NodeType::Null);
     return YAML::Load(text);
-  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own guard; its message says only "bad file"
-    diags.error({file, e.mark.line + 1, e.mark.column + 1},
-                fmt::format("malformed YAML: collections nested too deeply: the YAML parser stops at a depth of {}",
-                            e.depth()));
+  } catch (
+      const YAML::DeepRecursion& e) {  // yaml-cpp's own guard; its message says only "bad file"
+    diags.error(
+        {file, e.mark.line + 1, e.mark.column + 1},
+        fmt::format(
+            "malformed YAML: collections nested too deeply: the YAML parser stops at a depth of {}",
+            e.depth()));
   } catch (const YAML::ParserException& e) {
     diags.error({file, e.mark.line + 1, e.mark.column + 1}, "malformed YAML: " + e.msg);
   }

@@ -21,7 +21,8 @@
 namespace streamlab {
 namespace {
 
-// The child's exit status when `work` threw: out of memory, or another error (its text on the pipe).
+// The child's exit status when `work` threw: out of memory, or another error (its text on the
+// pipe).
 constexpr int kOutOfMemory = 70, kWorkFailed = 71, kParentGone = 72;
 
 // VmData of this process, in bytes: RLIMIT_DATA counts it, and the child inherits all of it.
@@ -46,8 +47,9 @@ void set_limit(int resource, rlim_t value) {
   ::setrlimit(resource, &limit);
 }
 
-[[noreturn]] void child(int fd, pid_t parent, const std::function<std::string()>& work, const ChildBounds& bounds) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it ends with this process, whatever ends that
+[[noreturn]] void child(int fd, pid_t parent, const std::function<std::string()>& work,
+                        const ChildBounds& bounds) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);               // it ends with this process, whatever ends that
   if (::getppid() != parent) ::_exit(kParentGone);  // the parent ended before the line above
   set_limit(RLIMIT_DATA, static_cast<rlim_t>(data_bytes_now() + bounds.memory_bytes));
   set_limit(RLIMIT_CPU, static_cast<rlim_t>(bounds.cpu_seconds));
@@ -82,9 +84,12 @@ Waited collect(pid_t pid, int fd, const ChildBounds& bounds, std::string& bytes)
   try {
     char buffer[1 << 16];
     while (!done && !w.over_time && !w.over_output) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
       pollfd p{fd, POLLIN, 0};
-      int ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000))) : 0;
+      int ready = left.count() > 0
+                      ? ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)))
+                      : 0;
       if (ready < 0 && errno != EINTR) break;
       if (ready == 0) {
         w.over_time = left.count() <= 0;
@@ -112,39 +117,52 @@ Waited collect(pid_t pid, int fd, const ChildBounds& bounds, std::string& bytes)
 }
 
 ChildResult judge(const Waited& w, const ChildBounds& bounds, std::string bytes) {
-  std::string memory = fmt::format("it needed more than {} MiB of memory", bounds.memory_bytes >> 20);
-  auto bounded = [](std::string why) { return ChildResult{ChildResult::bounded, "", std::move(why)}; };
+  std::string memory =
+      fmt::format("it needed more than {} MiB of memory", bounds.memory_bytes >> 20);
+  auto bounded = [](std::string why) {
+    return ChildResult{ChildResult::bounded, "", std::move(why)};
+  };
   if (!w.reaped) return {ChildResult::failed, "", "it could not be waited for"};
-  if (w.over_output) return bounded(fmt::format("it sent back more than {} MiB", bounds.output_bytes >> 20));
+  if (w.over_output)
+    return bounded(fmt::format("it sent back more than {} MiB", bounds.output_bytes >> 20));
   if (w.over_time) return bounded(fmt::format("it took longer than {} s", 2 * bounds.cpu_seconds));
   if (WIFEXITED(w.status)) {
     switch (WEXITSTATUS(w.status)) {
-      case 0: return {ChildResult::ok, std::move(bytes), ""};
-      case kOutOfMemory: return bounded(memory);
-      case kWorkFailed: return {ChildResult::failed, "", std::move(bytes)};
-      default: return {ChildResult::failed, "", fmt::format("it exited with {}", WEXITSTATUS(w.status))};
+      case 0:
+        return {ChildResult::ok, std::move(bytes), ""};
+      case kOutOfMemory:
+        return bounded(memory);
+      case kWorkFailed:
+        return {ChildResult::failed, "", std::move(bytes)};
+      default:
+        return {ChildResult::failed, "", fmt::format("it exited with {}", WEXITSTATUS(w.status))};
     }
   }
   int sig = WTERMSIG(w.status);
-  if (sig == SIGXCPU || (sig == SIGKILL && w.cpu_seconds + 1 >= static_cast<double>(bounds.cpu_seconds)))
+  if (sig == SIGXCPU ||
+      (sig == SIGKILL && w.cpu_seconds + 1 >= static_cast<double>(bounds.cpu_seconds)))
     return bounded(fmt::format("it ran longer than {} s of CPU time", bounds.cpu_seconds));
-  if (sig == SIGKILL) return bounded("it was killed (signal 9: the system may have run out of memory)");
+  if (sig == SIGKILL)
+    return bounded("it was killed (signal 9: the system may have run out of memory)");
   // Out of memory where the compiler does not check for it ends in SIGSEGV or SIGABRT.
-  return bounded(fmt::format("it crashed (signal {}, {}), perhaps because {}", sig, strsignal(sig), memory));
+  return bounded(
+      fmt::format("it crashed (signal {}, {}), perhaps because {}", sig, strsignal(sig), memory));
 }
 
 }  // namespace
 
 ChildResult run_bounded(const std::function<std::string()>& work, const ChildBounds& bounds) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return {ChildResult::failed, "", fmt::format("no pipe ({})", std::strerror(errno))};
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return {ChildResult::failed, "", fmt::format("no pipe ({})", std::strerror(errno))};
   std::fflush(nullptr);  // nothing buffered is written twice
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     int err = errno;
     ::close(fds[0]), ::close(fds[1]);
-    return {ChildResult::failed, "", fmt::format("it could not be started ({})", std::strerror(err))};
+    return {ChildResult::failed, "",
+            fmt::format("it could not be started ({})", std::strerror(err))};
   }
   if (pid == 0) {
     ::close(fds[0]);

@@ -18,13 +18,14 @@ struct ChildBounds {
 
 struct ChildResult {
   enum Outcome {
-    ok,        // `bytes` is what `work` returned
-    bounded,   // a bound stopped it, or it crashed: what the work was given is at fault
-    failed,    // `work` threw, or the child could not be started: this machine is at fault
+    ok,       // `bytes` is what `work` returned
+    bounded,  // a bound stopped it, or it crashed: what the work was given is at fault
+    failed,   // `work` threw, or the child could not be started: this machine is at fault
   };
   Outcome outcome = failed;
   std::string bytes;
-  std::string why;  // unless ok: "it needed more than 4096 MiB of memory", the exception's text, ...
+  std::string
+      why;  // unless ok: "it needed more than 4096 MiB of memory", the exception's text, ...
 };
 
 // Runs `work` in a fork of this process under `bounds` and returns what it returned. An exception

@@ -25,9 +25,12 @@ void Diagnostics::note(const SourceLoc& loc, std::string message) {
 
 std::string_view severity_name(Severity s) {
   switch (s) {
-    case Severity::error: return "error";
-    case Severity::warning: return "warning";
-    case Severity::note: return "note";
+    case Severity::error:
+      return "error";
+    case Severity::warning:
+      return "warning";
+    case Severity::note:
+      return "note";
   }
   return "error";
 }
@@ -43,7 +46,8 @@ size_t decode_utf8(std::string_view s, size_t i, char32_t& cp) {
     cp = (cp << 6) | (c & 0x3F);
   }
   static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;  // overlong, surrogate
+  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;  // overlong, surrogate
   return n;
 }
 
@@ -52,14 +56,16 @@ bool is_bidi_control(std::string_view s) {
   if (byte(0) == 0xD8 && byte(1) == 0x9C) return true;  // U+061C, the Arabic letter mark
   if (byte(0) != 0xE2) return false;
   unsigned b1 = byte(1), b2 = byte(2);
-  return (b1 == 0x80 && (b2 == 0x8E || b2 == 0x8F || (b2 >= 0xAA && b2 <= 0xAE))) ||  // U+200E-F, U+202A-E
-         (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9);                                    // U+2066-9
+  return (b1 == 0x80 &&
+          (b2 == 0x8E || b2 == 0x8F || (b2 >= 0xAA && b2 <= 0xAE))) ||  // U+200E-F, U+202A-E
+         (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9);                      // U+2066-9
 }
 
 namespace {
 
 // The length of the UTF-8 sequence at `i` when it is well formed and neither a C1 control (U+0080
-// to U+009F, which some terminals obey as escape sequences) nor a bidirectional control; 0 otherwise.
+// to U+009F, which some terminals obey as escape sequences) nor a bidirectional control; 0
+// otherwise.
 size_t printable_utf8(std::string_view s, size_t i) {
   char32_t cp = 0;
   size_t n = decode_utf8(s, i, cp);
@@ -94,10 +100,12 @@ std::pair<std::string, std::string> source_and_caret(std::string_view text, int 
   for (size_t i = 0; i < text.size();) {
     int width = 0;
     size_t n = append_printable(line, text, i, width);
-    if (static_cast<int>(i) + 1 < col) pad += text[i] == '\t' ? std::string(1, '\t') : std::string(width, ' ');
+    if (static_cast<int>(i) + 1 < col)
+      pad += text[i] == '\t' ? std::string(1, '\t') : std::string(width, ' ');
     i += n;
   }
-  if (col > 1 && static_cast<size_t>(col - 1) > text.size()) pad += std::string(col - 1 - text.size(), ' ');
+  if (col > 1 && static_cast<size_t>(col - 1) > text.size())
+    pad += std::string(col - 1 - text.size(), ' ');
   return {line, pad};
 }
 
@@ -126,7 +134,8 @@ Excerpt excerpt(std::string_view text, int col) {
   size_t begin = next_character(text, std::min(at > kExcerptBytes / 2 ? at - kExcerptBytes / 2 : 0,
                                                text.size() - kExcerptBytes));
   size_t end = next_character(text, std::min(text.size(), begin + kExcerptBytes));
-  return {text.substr(begin, end - begin), col - static_cast<int>(begin), begin > 0, end < text.size()};
+  return {text.substr(begin, end - begin), col - static_cast<int>(begin), begin > 0,
+          end < text.size()};
 }
 
 }  // namespace
@@ -140,7 +149,8 @@ std::string printable(std::string_view text) {
 
 SourceLines::SourceLines(std::string_view source) : source_(source) {
   starts_.push_back(0);
-  for (size_t i = source.find('\n'); i != std::string_view::npos; i = source.find('\n', i + 1)) starts_.push_back(i + 1);
+  for (size_t i = source.find('\n'); i != std::string_view::npos; i = source.find('\n', i + 1))
+    starts_.push_back(i + 1);
 }
 
 std::string_view SourceLines::line(int number) const {
@@ -162,7 +172,8 @@ std::string format_diagnostic(const Diagnostic& d, const SourceLines& source) {
     out = fmt::format("{}:{}:{}: {}: {}\n", printable(d.loc.file), d.loc.line, d.loc.col,
                       severity_name(d.severity), printable(d.message));
   else
-    out = fmt::format("{}: {}: {}\n", printable(d.loc.file), severity_name(d.severity), printable(d.message));
+    out = fmt::format("{}: {}: {}\n", printable(d.loc.file), severity_name(d.severity),
+                      printable(d.message));
   std::string_view text = d.loc.line > 0 ? source.line(d.loc.line) : std::string_view{};
   if (text.empty()) return out;
   Excerpt shown = excerpt(text, d.loc.col);
@@ -178,8 +189,8 @@ std::string format_diagnostics(const Diagnostics& ds, std::string_view source) {
   SourceLines lines(source);
   for (const auto& d : ds.items()) out += format_diagnostic(d, lines);
   if (ds.dropped())
-    out += fmt::format("streamlab: {} more problems not shown (the first {} are above)\n", ds.dropped(),
-                       Diagnostics::kMost);
+    out += fmt::format("streamlab: {} more problems not shown (the first {} are above)\n",
+                       ds.dropped(), Diagnostics::kMost);
   return out;
 }
 

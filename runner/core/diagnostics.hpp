@@ -66,8 +66,8 @@ std::string printable(std::string_view text);
 size_t decode_utf8(std::string_view s, size_t i, char32_t& cp);
 
 // Whether `s` starts with the UTF-8 of a bidirectional control (U+061C, U+200E, U+200F, U+202A to
-// U+202E, U+2066 to U+2069): invisible, they reorder what a terminal or an editor shows, so that the
-// source a grader reads differs from what runs ("Trojan Source").
+// U+202E, U+2066 to U+2069): invisible, they reorder what a terminal or an editor shows, so that
+// the source a grader reads differs from what runs ("Trojan Source").
 bool is_bidi_control(std::string_view s);
 
 // `file:line:col: error: message`, then the offending source line and a caret under the column.

@@ -33,7 +33,8 @@ class RunError : public std::runtime_error {
 // finds the op that caused it by running the experiment again with every op synchronized.
 class DeviceFault : public RunError {
  public:
-  DeviceFault(const std::string& what, std::string cuda_error, uint64_t in_repetition, int64_t at_op)
+  DeviceFault(const std::string& what, std::string cuda_error, uint64_t in_repetition,
+              int64_t at_op)
       : RunError(what), error(std::move(cuda_error)), repetition(in_repetition), op(at_op) {}
   std::string error;    // "cudaErrorIllegalAddress: an illegal memory access was encountered"
   uint64_t repetition;  // 1-based, warm-up included

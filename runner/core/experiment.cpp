@@ -6,39 +6,61 @@ namespace streamlab {
 
 std::string_view elem_type_name(ElemType t) {
   switch (t) {
-    case ElemType::int32: return "int32";
-    case ElemType::uint32: return "uint32";
-    case ElemType::int64: return "int64";
-    case ElemType::float32: return "float32";
-    case ElemType::float64: return "float64";
-    case ElemType::uint8: return "uint8";
-    case ElemType::float16: return "float16";
-    case ElemType::bfloat16: return "bfloat16";
+    case ElemType::int32:
+      return "int32";
+    case ElemType::uint32:
+      return "uint32";
+    case ElemType::int64:
+      return "int64";
+    case ElemType::float32:
+      return "float32";
+    case ElemType::float64:
+      return "float64";
+    case ElemType::uint8:
+      return "uint8";
+    case ElemType::float16:
+      return "float16";
+    case ElemType::bfloat16:
+      return "bfloat16";
   }
   return "?";
 }
 
 size_t elem_size(ElemType t) {
   switch (t) {
-    case ElemType::int32: case ElemType::uint32: case ElemType::float32: return 4;
-    case ElemType::int64: case ElemType::float64: return 8;
-    case ElemType::uint8: return 1;
-    case ElemType::float16: case ElemType::bfloat16: return 2;
+    case ElemType::int32:
+    case ElemType::uint32:
+    case ElemType::float32:
+      return 4;
+    case ElemType::int64:
+    case ElemType::float64:
+      return 8;
+    case ElemType::uint8:
+      return 1;
+    case ElemType::float16:
+    case ElemType::bfloat16:
+      return 2;
   }
   return 1;
 }
 
 bool is_float(ElemType t) {
-  return t == ElemType::float32 || t == ElemType::float64 || t == ElemType::float16 || t == ElemType::bfloat16;
+  return t == ElemType::float32 || t == ElemType::float64 || t == ElemType::float16 ||
+         t == ElemType::bfloat16;
 }
 
 std::string_view memory_kind_name(MemoryKind m) {
   switch (m) {
-    case MemoryKind::device: return "device";
-    case MemoryKind::pinned: return "pinned";
-    case MemoryKind::pageable: return "pageable";
-    case MemoryKind::managed: return "managed";
-    case MemoryKind::mapped: return "mapped";
+    case MemoryKind::device:
+      return "device";
+    case MemoryKind::pinned:
+      return "pinned";
+    case MemoryKind::pageable:
+      return "pageable";
+    case MemoryKind::managed:
+      return "managed";
+    case MemoryKind::mapped:
+      return "mapped";
   }
   return "?";
 }

@@ -29,16 +29,16 @@ std::string_view elem_type_name(ElemType t);
 size_t elem_size(ElemType t);
 bool is_float(ElemType t);
 std::string_view memory_kind_name(MemoryKind m);
-bool is_host_memory(MemoryKind m);      // pinned, pageable, mapped: lives in host RAM
-bool device_accessible(MemoryKind m);   // kernels and memsets may use it: device, managed, mapped
-bool host_accessible(MemoryKind m);     // the host may read and write it directly: all but device
+bool is_host_memory(MemoryKind m);     // pinned, pageable, mapped: lives in host RAM
+bool device_accessible(MemoryKind m);  // kernels and memsets may use it: device, managed, mapped
+bool host_accessible(MemoryKind m);    // the host may read and write it directly: all but device
 
 // How a buffer's contents start. Buffers with no init are poisoned instead (see buffer_init.hpp).
 struct InitSpec {
   enum class Kind { none, zeros, value, sequence, random } kind = Kind::none;
-  double value = 0;      // value: every element; sequence: the first element
-  double step = 1;       // sequence: difference between neighbours
-  uint64_t seed = 0;     // random
+  double value = 0;   // value: every element; sequence: the first element
+  double step = 1;    // sequence: difference between neighbours
+  uint64_t seed = 0;  // random
 };
 
 struct Buffer {
@@ -73,7 +73,8 @@ inline constexpr std::string_view kPerThreadStreamName = "per_thread";
 struct Event {
   std::string name;
   SourceLoc loc;
-  bool blocking_sync = false;   // cudaEventBlockingSync: a waiting host thread sleeps instead of spinning
+  bool blocking_sync =
+      false;  // cudaEventBlockingSync: a waiting host thread sleeps instead of spinning
   bool disable_timing = false;  // cudaEventDisableTiming: cheaper; no elapsed times
 };
 
@@ -87,9 +88,9 @@ struct BufferRange {
 
 // One bound kernel argument, in the kernel signature's parameter order.
 struct KernelArg {
-  BufferRange range;    // buffer parameters (range.buffer is -1 for the others)
-  int64_t scalar = 0;   // integer parameters
-  double real = 0;      // real parameters
+  BufferRange range;   // buffer parameters (range.buffer is -1 for the others)
+  int64_t scalar = 0;  // integer parameters
+  double real = 0;     // real parameters
 };
 
 // `allow: [code, ...]` on an op or a check: diagnostics of `streamlab check` (findings.hpp) that
@@ -102,36 +103,43 @@ struct Allow {
 struct Op {
   const OpKind* kind = nullptr;
   SourceLoc loc;
-  std::string id;          // the user's `id`, or "<kind>#<n>" (n = 1-based op number)
-  int stream = -1;         // stream its device work runs in; -1 for host-only ops
-  bool device_work = false;  // has a device interval worth timing (copies, memsets, kernels, host functions)
-  bool self_timed = false;   // the backend measures its interval itself (host functions), not the timer
-  BufferRange dst, src;    // copies (dst, src) and memsets (dst)
-  int event = -1;          // eventRecord, streamWaitEvent, eventSynchronize
-  int64_t value = 0;       // memset byte value; launchHostFunc: microseconds to sleep
-  int host_fn = -1;        // launchHostFunc: index into host_functions()
-  int kernel = -1;         // launch: index into the kernel table
+  std::string id;   // the user's `id`, or "<kind>#<n>" (n = 1-based op number)
+  int stream = -1;  // stream its device work runs in; -1 for host-only ops
+  bool device_work =
+      false;  // has a device interval worth timing (copies, memsets, kernels, host functions)
+  bool self_timed =
+      false;             // the backend measures its interval itself (host functions), not the timer
+  BufferRange dst, src;  // copies (dst, src) and memsets (dst)
+  int event = -1;        // eventRecord, streamWaitEvent, eventSynchronize
+  int64_t value = 0;     // memset byte value; launchHostFunc: microseconds to sleep
+  int host_fn = -1;      // launchHostFunc: index into host_functions()
+  int kernel = -1;       // launch: index into the kernel table
   std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   int64_t shared_bytes = 0;
-  std::vector<KernelArg> args;  // launch: the kernel's parameters; gemm, convolutionForward: their operands
-  BufferRange workspace;        // gemm, convolutionForward: the device memory the library may use (or none)
-  int algo = -1;                // convolutionForward: the algorithm named (-1: chosen at run time)
-  int comm = -1;                // NCCL collectives: the communicator
-  std::vector<int> rank_streams;  // NCCL collectives: the stream of each rank, in rank order (stream = the first)
-  int reduce_op = 0;            // NCCL reductions: sum, prod, max, min, avg (ncclRedOp_t's order)
-  int64_t root = 0;             // broadcast: the rank whose send buffer every rank receives
-  int64_t replays = 1;          // graph: launches of the captured graph; launch: `times`, launches back to back
-  std::vector<Op> body;         // graph: the ops captured, in issue order
+  std::vector<KernelArg>
+      args;  // launch: the kernel's parameters; gemm, convolutionForward: their operands
+  BufferRange
+      workspace;  // gemm, convolutionForward: the device memory the library may use (or none)
+  int algo = -1;  // convolutionForward: the algorithm named (-1: chosen at run time)
+  int comm = -1;  // NCCL collectives: the communicator
+  std::vector<int> rank_streams;  // NCCL collectives: the stream of each rank, in rank order
+                                  // (stream = the first)
+  int reduce_op = 0;              // NCCL reductions: sum, prod, max, min, avg (ncclRedOp_t's order)
+  int64_t root = 0;               // broadcast: the rank whose send buffer every rank receives
+  int64_t replays =
+      1;  // graph: launches of the captured graph; launch: `times`, launches back to back
+  std::vector<Op> body;  // graph: the ops captured, in issue order
   Allow allow;
 };
 
 struct CheckSpec {
   std::string kind;  // transpose | equal | close | value | checksum | reference
   SourceLoc loc;
-  BufferRange a, b;    // transpose: input, output; equal, close: a, b; value, checksum: a
-  double value = 0;    // value: every element's; checksum: the expected sum
-  double rtol = 0, atol = 0;  // close, checksum, reference: |x - expected| <= atol + rtol * |expected|
-  int op = -1;         // reference: the launch whose kernel's host reference is applied
+  BufferRange a, b;  // transpose: input, output; equal, close: a, b; value, checksum: a
+  double value = 0;  // value: every element's; checksum: the expected sum
+  double rtol = 0,
+         atol = 0;  // close, checksum, reference: |x - expected| <= atol + rtol * |expected|
+  int op = -1;      // reference: the launch whose kernel's host reference is applied
   // reference, per kernel parameter: the range whose initial contents it computes on, and for
   // the parameters it writes, the range its result is compared with at the end.
   std::vector<BufferRange> args, outputs;
@@ -153,15 +161,15 @@ struct Expectation {
 // Its declared parameters type-check launches and tell the analyzer what it reads and writes.
 struct UserKernelParam {
   std::string name;
-  int kind = 0;        // a ParamKind (ops/kernels/kernel.hpp)
+  int kind = 0;                       // a ParamKind (ops/kernels/kernel.hpp)
   ElemType type = ElemType::float32;  // the element type of a buffer; the C type of a value
 };
 struct UserKernel {
-  std::string name;     // the name launches use, and the __global__ function's name
+  std::string name;  // the name launches use, and the __global__ function's name
   SourceLoc loc;
-  std::string source;   // the CUDA C++ text
+  std::string source;       // the CUDA C++ text
   std::string source_file;  // where the text is: the experiment file (inline) or the file beside it
-  int first_line = 1;   // the line of that file holding the text's first line
+  int first_line = 1;       // the line of that file holding the text's first line
   std::vector<UserKernelParam> params;
   // The files it includes, as load read and vetted them (path in the experiment's folder, text):
   // compiling uses these texts, so what `check` vetted is what NVRTC compiles.
@@ -180,7 +188,7 @@ struct Experiment {
   std::string name, description;
   std::string file;    // as given on the command line
   std::string source;  // the file's text, for diagnostics after load
-  std::vector<std::pair<std::string, int64_t>> params;  // in declaration order, after --set
+  std::vector<std::pair<std::string, int64_t>> params;   // in declaration order, after --set
   std::vector<std::pair<std::string, std::string>> env;  // `env:`, applied before CUDA starts
   int64_t repeat = 10, warmup = 2;
   // `gate: false`: no start gate (start_gate.hpp); for experiments that measure what issuing costs.
@@ -208,7 +216,9 @@ std::vector<BufferRange> check_ranges(const CheckSpec& c);
 // Whether the range is its whole buffer.
 bool is_whole(const Experiment& exp, const BufferRange& r);
 // The position of `op` in exp.ops (op refers to an element of it).
-inline size_t op_index(const Experiment& exp, const Op& op) { return static_cast<size_t>(&op - exp.ops.data()); }
+inline size_t op_index(const Experiment& exp, const Op& op) {
+  return static_cast<size_t>(&op - exp.ops.data());
+}
 // Byte offset and byte size of a range in its buffer.
 int64_t range_offset_bytes(const Experiment& exp, const BufferRange& r);
 int64_t range_bytes(const Experiment& exp, const BufferRange& r);

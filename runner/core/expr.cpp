@@ -19,14 +19,14 @@ struct Failure {
 // unary := '-' unary | primary; primary := number | name | '(' expr ')'.
 class IntegerExpression {
  public:
-  IntegerExpression(std::string_view text, const ParamScope& params) : text_(text), params_(params) {}
+  IntegerExpression(std::string_view text, const ParamScope& params)
+      : text_(text), params_(params) {}
 
   int64_t run() {
     skip_space();
     if (pos_ == text_.size()) fail(0, "expected an integer expression, got nothing");
     int64_t value = expr();
-    if (pos_ != text_.size())
-      fail(pos_, fmt::format("unexpected '{}' in expression", text_[pos_]));
+    if (pos_ != text_.size()) fail(pos_, fmt::format("unexpected '{}' in expression", text_[pos_]));
     return value;
   }
 
@@ -63,7 +63,8 @@ class IntegerExpression {
       return out;
     }
     if (rhs == 0) fail(at, op == '/' ? "division by zero" : "remainder by zero");
-    if (lhs == INT64_MIN && rhs == -1) fail(at, "integer overflow (the result does not fit in 64 bits)");
+    if (lhs == INT64_MIN && rhs == -1)
+      fail(at, "integer overflow (the result does not fit in 64 bits)");
     return op == '/' ? lhs / rhs : lhs % rhs;
   }
 
@@ -81,7 +82,8 @@ class IntegerExpression {
     if (c == '(') return parenthesized();
     if (std::isdigit(static_cast<unsigned char>(c))) return number();
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') return name();
-    if (pos_ == text_.size()) fail(pos_, "expected a number, a parameter name or '(' at the end of the expression");
+    if (pos_ == text_.size())
+      fail(pos_, "expected a number, a parameter name or '(' at the end of the expression");
     fail(pos_, fmt::format("expected a number, a parameter name or '(', got '{}'", c));
   }
 
@@ -103,7 +105,8 @@ class IntegerExpression {
       if (__builtin_mul_overflow(value, 10, &value) || __builtin_add_overflow(value, digit, &value))
         fail(start, "integer literal does not fit in 64 bits");
     }
-    if (pos_ < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.'))
+    if (pos_ < text_.size() &&
+        (std::isalpha(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.'))
       fail(start, "expected an integer (expressions take whole numbers only)");
     skip_space();
     return value;
@@ -124,8 +127,10 @@ class IntegerExpression {
   std::string unknown_parameter(std::string_view id) const {
     std::vector<std::string> names;
     for (const auto& [n, v] : params_) names.push_back(n);
-    if (names.empty()) return fmt::format("unknown parameter '{}' (the experiment has no params)", id);
-    return fmt::format("unknown parameter '{}'{} (params: {})", id, did_you_mean(id, names), join(names));
+    if (names.empty())
+      return fmt::format("unknown parameter '{}' (the experiment has no params)", id);
+    return fmt::format("unknown parameter '{}'{} (params: {})", id, did_you_mean(id, names),
+                       join(names));
   }
 
   char peek() {
@@ -137,15 +142,18 @@ class IntegerExpression {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
   }
 
-  [[noreturn]] void fail(size_t at, std::string message) { throw Failure{{at, std::move(message), {}}}; }
+  [[noreturn]] void fail(size_t at, std::string message) {
+    throw Failure{{at, std::move(message), {}}};
+  }
 
   // One level of parentheses or unary minus: each is a stack frame of this parser, so their depth
   // is bounded.
   struct Nested {
     Nested(IntegerExpression& e, size_t at) : e_(e) {
       if (++e_.depth_ > limits::kExpressionDepth)
-        e_.fail(at, fmt::format("the expression nests deeper than {} parentheses and unary minus signs",
-                                limits::kExpressionDepth));
+        e_.fail(at,
+                fmt::format("the expression nests deeper than {} parentheses and unary minus signs",
+                            limits::kExpressionDepth));
     }
     ~Nested() { --e_.depth_; }
     IntegerExpression& e_;

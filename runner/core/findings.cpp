@@ -15,8 +15,10 @@ constexpr FindingKind kCodes[] = {
     {"wait-before-record", Severity::warning,
      "a wait on (a sync or query of) an event that no earlier op records: it orders nothing"},
     {"unsynced-host-read", Severity::warning,
-     "host code (a check, a host function) reads host memory that device work may still be writing"},
-    {"unused-allow", Severity::warning, "an `allow` that acknowledges no diagnostic of its op or check"},
+     "host code (a check, a host function) reads host memory that device work may still be "
+     "writing"},
+    {"unused-allow", Severity::warning,
+     "an `allow` that acknowledges no diagnostic of its op or check"},
     {"legacy-serializes", Severity::note,
      "an op on the legacy default stream waits for, or holds back, work of blocking streams"},
     {"blocking-alloc", Severity::note,

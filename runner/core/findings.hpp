@@ -1,7 +1,7 @@
 #pragma once
 // What `streamlab check` finds in an experiment before it runs: races, lifetime errors and
-// synchronization pitfalls (runner/analyze/analyze.cpp), each with a stable code users can acknowledge
-// with `allow: [code]` on an op or a check.
+// synchronization pitfalls (runner/analyze/analyze.cpp), each with a stable code users can
+// acknowledge with `allow: [code]` on an op or a check.
 #include <span>
 #include <string>
 #include <string_view>

@@ -11,7 +11,7 @@ inline float half_to_float(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
   if (exp == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (mant << 13));  // inf, nan
-  if (exp == 0) {                                                                 // zero, subnormal
+  if (exp == 0) {  // zero, subnormal
     float v = static_cast<float>(mant) * 0x1.0p-24f;
     return sign ? -v : v;
   }
@@ -22,7 +22,8 @@ inline uint16_t float_to_half(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   auto sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   uint32_t abs = x & 0x7FFFFFFFu;
-  if (abs >= 0x7F800000u) return static_cast<uint16_t>(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0u));
+  if (abs >= 0x7F800000u)
+    return static_cast<uint16_t>(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0u));
   if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // rounds past 65504: inf
   if (abs < 0x38800000u) {  // below 2^-14: a subnormal half (or zero), in units of 2^-24
     float scaled = std::bit_cast<float>(abs) * 0x1.0p24f;
@@ -35,11 +36,14 @@ inline uint16_t float_to_half(float f) {
   return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
 }
 
-inline float bfloat16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+inline float bfloat16_to_float(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
 
 inline uint16_t float_to_bfloat16(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet nan
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u)
+    return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet nan
   return static_cast<uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
 }
 

@@ -4,17 +4,17 @@
 // a limit here, so that loading, checking and running stay linear (or near it) in the size of the
 // file and can neither exhaust the stack nor the memory. Each limit is reported, where it is hit,
 // as a located error that names it. docs/safety.md says why each value is what it is.
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 
 namespace streamlab::limits {
 
 // --- files ---
 inline constexpr int64_t kExperimentFileBytes = 16 << 20;  // the experiment file itself
-inline constexpr int64_t kSourceFileBytes = 1 << 20;       // a kernel `file:` or a header it includes
-inline constexpr int kIncludedFiles = 64;                  // headers included by one kernel, in all
-inline constexpr int64_t kKernels = 256;                   // user kernels (`kernels:`)
-inline constexpr int64_t kKernelSourceBytes = 16 << 20;    // their sources and headers, all together
+inline constexpr int64_t kSourceFileBytes = 1 << 20;     // a kernel `file:` or a header it includes
+inline constexpr int kIncludedFiles = 64;                // headers included by one kernel, in all
+inline constexpr int64_t kKernels = 256;                 // user kernels (`kernels:`)
+inline constexpr int64_t kKernelSourceBytes = 16 << 20;  // their sources and headers, all together
 // What compiling one user kernel may take (NVRTC runs in a child process under these bounds): a
 // template that instantiates without end must not take the machine with it.
 inline constexpr int64_t kCompileMemoryBytes = int64_t{4} << 30;
@@ -34,7 +34,7 @@ inline constexpr int64_t kYamlNodes = 1'000'000;
 inline constexpr int64_t kStreams = 1024;  // declared, with the default streams
 inline constexpr int64_t kEvents = 4096;
 inline constexpr int64_t kBuffers = 4096;
-inline constexpr int64_t kArray = 4096;    // elements of one `array:`
+inline constexpr int64_t kArray = 4096;  // elements of one `array:`
 inline constexpr int64_t kParams = 4096;
 
 // --- the op list ---

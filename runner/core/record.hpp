@@ -45,10 +45,10 @@ struct RepetitionSample {
 };
 
 struct OpFigures {
-  Summary device;      // device duration (n = 0 for host-only ops and without a device timer)
-  Summary host;        // host time in the API call
-  int64_t bytes = 0;   // moved through device memory: a copy once, a kernel read + write
-  double gbps = NAN;   // bytes / median device duration, GB/s (1e9 bytes per second)
+  Summary device;           // device duration (n = 0 for host-only ops and without a device timer)
+  Summary host;             // host time in the API call
+  int64_t bytes = 0;        // moved through device memory: a copy once, a kernel read + write
+  double gbps = NAN;        // bytes / median device duration, GB/s (1e9 bytes per second)
   int asked = 0, done = 0;  // queries: repetitions that asked, and those answered "done"
   // A graph op: device time per launch (the op's duration / its launches), and per captured op in
   // one launch (the CUPTI timer only; n = 0 where not measured). Empty for other ops.
@@ -69,21 +69,21 @@ struct OverlapFigures {
 // The span against its bounds (cuda-samples' simpleMultiCopy): no overlap at all would take the
 // sum of the op durations; perfect overlap, as long as the busiest stream or copy engine.
 struct SpanBounds {
-  double sum_ms = NAN;      // no-overlap bound
-  double busiest_ms = NAN;  // full-overlap bound
-  std::string busiest;      // "stream s1", "H2D copy engine"
-  double span_ms = NAN;     // measured: first device start to last device end
-  double efficiency = NAN;  // (sum - span) / (sum - busiest): 0 = serial, 1 = the bound
-  double concurrency = NAN; // sum / span: how many ops ran at once on average
+  double sum_ms = NAN;       // no-overlap bound
+  double busiest_ms = NAN;   // full-overlap bound
+  std::string busiest;       // "stream s1", "H2D copy engine"
+  double span_ms = NAN;      // measured: first device start to last device end
+  double efficiency = NAN;   // (sum - span) / (sum - busiest): 0 = serial, 1 = the bound
+  double concurrency = NAN;  // sum / span: how many ops ran at once on average
 };
 
 struct RunFigures {
   std::vector<OpFigures> ops;
-  std::vector<StreamFigures> streams;    // streams with device ops
+  std::vector<StreamFigures> streams;           // streams with device ops
   std::vector<OverlapFigures> overlaps;         // op pairs that overlapped (median > 0)
   bool op_pairs_skipped = false;                // more than kMaxOpsForPairs device ops
   std::vector<OverlapFigures> stream_overlaps;  // stream pairs whose busy times overlapped
-  bool stream_pairs_skipped = false;            // more than kMaxStreamsForPairs streams with device ops
+  bool stream_pairs_skipped = false;  // more than kMaxStreamsForPairs streams with device ops
   SpanBounds bounds;
   // The spans over the timed repetitions (the host's from the gate's opening; the GPU's from the
   // first device start to the last end, n = 0 when no device op was timed).
@@ -94,10 +94,11 @@ struct RunFigures {
 };
 
 struct CheckResult {
-  std::string title;   // e.g. "transpose(h_in1 -> h_out1)"
+  std::string title;  // e.g. "transpose(h_in1 -> h_out1)"
   bool passed = false;
   std::string detail;  // the first mismatch and how many elements differ; empty when passed
-  bool evaluated = true;  // false: not evaluated (why in detail); counts as neither passed nor failed
+  bool evaluated =
+      true;  // false: not evaluated (why in detail); counts as neither passed nor failed
 };
 
 // The verdict of one line of `expect:`.
@@ -112,9 +113,9 @@ struct ExpectationResult {
 
 // Everything a run produced; reports format it and measure nothing.
 struct RunRecord {
-  std::string backend;      // "cuda" or "host"
-  std::string device;       // the backend's description of where it ran
-  std::string timer;              // "cupti", "events" or "none"
+  std::string backend;  // "cuda" or "host"
+  std::string device;   // the backend's description of where it ran
+  std::string timer;    // "cupti", "events" or "none"
   std::string timer_description;
   std::vector<std::string> notes;  // how the run was measured, for the user
   int64_t warmup = 0;

@@ -15,7 +15,6 @@
 
 #include <fmt/format.h>
 
-
 namespace streamlab {
 namespace {
 
@@ -31,13 +30,19 @@ struct Fd {
 
 FileRead refuse(std::string why, int error = 0) { return {"", std::move(why), error}; }
 
-FileRead failed(int error) { return refuse("cannot be read: " + std::generic_category().message(error), error); }
+FileRead failed(int error) {
+  return refuse("cannot be read: " + std::generic_category().message(error), error);
+}
 
-FileRead not_regular(mode_t mode) { return refuse(fmt::format("is not a regular file ({})", file_kind(mode))); }
+FileRead not_regular(mode_t mode) {
+  return refuse(fmt::format("is not a regular file ({})", file_kind(mode)));
+}
 
 std::string outside_message(const std::string& real, const std::string& folder) {
-  return fmt::format("leads to '{}', outside the experiment's folder '{}' (files an experiment names must lie in "
-                     "its folder or below it, symbolic links followed)", real, folder);
+  return fmt::format(
+      "leads to '{}', outside the experiment's folder '{}' (files an experiment names must lie in "
+      "its folder or below it, symbolic links followed)",
+      real, folder);
 }
 
 // The path of the file `fd` is open on, as the kernel knows it; nullopt without /proc.
@@ -49,8 +54,9 @@ std::optional<std::string> opened_path(int fd) {
 }
 
 bool inside(const std::string& path, const std::string& folder) {
-  return folder == "/" ? path.size() > 1 && path[0] == '/' : path.size() > folder.size() + 1 &&
-                                                               path.starts_with(folder) && path[folder.size()] == '/';
+  return folder == "/" ? path.size() > 1 && path[0] == '/'
+                       : path.size() > folder.size() + 1 && path.starts_with(folder) &&
+                             path[folder.size()] == '/';
 }
 
 // Reads at most max_bytes + 1 bytes: one more than allowed is enough to know the file is too
@@ -65,7 +71,8 @@ FileRead read_at_most(int fd, int64_t max_bytes) {
     if (n < 0) return failed(errno);
     if (n == 0) return out;
     out.text.append(buf, static_cast<size_t>(n));
-    if (static_cast<int64_t>(out.text.size()) > max_bytes) return refuse("is larger than " + format_bytes(max_bytes));
+    if (static_cast<int64_t>(out.text.size()) > max_bytes)
+      return refuse("is larger than " + format_bytes(max_bytes));
   }
 }
 
@@ -144,17 +151,21 @@ std::string folder_of(const std::string& file) {
   return slash == 0 ? "/" : file.substr(0, slash);
 }
 
-FileRead read_in_experiment_folder(const std::string& experiment_file, std::string_view name, std::string_view base,
-                                   int64_t max_bytes) {
+FileRead read_in_experiment_folder(const std::string& experiment_file, std::string_view name,
+                                   std::string_view base, int64_t max_bytes) {
   if (name.empty()) return refuse("names no file");
   if (has_control_character(name)) return refuse("has a control character in its name");
   if (name.starts_with('/'))
-    return refuse("is an absolute path; name a file in the experiment's folder, relative to it (absolute paths are "
-                  "not allowed)");
+    return refuse(
+        "is an absolute path; name a file in the experiment's folder, relative to it (absolute "
+        "paths are "
+        "not allowed)");
   auto rel = path_in_folder(base, name);
   if (!rel)
-    return refuse(fmt::format("is outside the experiment's folder '{}' (files an experiment names must lie in its "
-                              "folder or below it)", folder_of(experiment_file)));
+    return refuse(fmt::format(
+        "is outside the experiment's folder '{}' (files an experiment names must lie in its "
+        "folder or below it)",
+        folder_of(experiment_file)));
   if (rel->empty()) return refuse("names the experiment's folder itself, not a file in it");
   auto folder = real_path(folder_of(experiment_file));
   if (!folder) return failed(errno);

@@ -35,7 +35,8 @@ struct FileRead {
 //   with O_NONBLOCK, so a FIFO put in its place cannot block);
 // - it has at most `max_bytes` bytes, counted while reading (st_size is not trusted).
 FileRead read_in_experiment_folder(const std::string& experiment_file, std::string_view name,
-                                   std::string_view base = {}, int64_t max_bytes = limits::kSourceFileBytes);
+                                   std::string_view base = {},
+                                   int64_t max_bytes = limits::kSourceFileBytes);
 
 // The experiment file, at the path the user gave (any folder): a regular file (opened without
 // blocking) of at most limits::kExperimentFileBytes.

@@ -14,8 +14,8 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 
 // "unknown stream 's3'; did you mean 's1'? (streams: legacy, s1, s2)", or "... (the experiment
 // declares no streams)": how every unresolved name is reported. `plural` labels the list.
-std::string unknown_name(std::string_view kind, std::string_view name, const std::vector<std::string>& names,
-                         std::string_view plural);
+std::string unknown_name(std::string_view kind, std::string_view name,
+                         const std::vector<std::string>& names, std::string_view plural);
 
 // Position of `name` in `names`, or -1.
 int index_of(const std::vector<std::string>& names, std::string_view name);

@@ -44,7 +44,12 @@ class Backend {
 };
 
 std::unique_ptr<Backend> make_host_backend(const Experiment& exp);
-enum class TimerChoice { automatic, cupti, events, none };  // automatic: CUPTI where it loads, else events
+enum class TimerChoice {
+  automatic,
+  cupti,
+  events,
+  none
+};  // automatic: CUPTI where it loads, else events
 struct CudaOptions {
   TimerChoice timer = TimerChoice::automatic;
   bool gate = true;  // the start gate (start_gate.hpp)
@@ -52,7 +57,8 @@ struct CudaOptions {
   // its index): how the CLI finds the op behind a fault.
   bool synchronize_each_op = false;
 };
-std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device, CudaOptions options = {});
+std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device,
+                                           CudaOptions options = {});
 // Destroys this process's context on `device` after a device fault (which leaves it unusable),
 // so its memory is free for the run that finds the op behind the fault.
 void release_cuda_device(int device);

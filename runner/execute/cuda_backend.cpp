@@ -10,17 +10,17 @@
 #include <fmt/format.h>
 
 #include "ops/op_kind.hpp"
-#include "runner/execute/backend.hpp"
 #include "runner/context/buffer_init.hpp"
 #include "runner/context/cuda_check.hpp"
 #include "runner/context/cuda_handles.hpp"
 #include "runner/context/cuda_state.hpp"
 #include "runner/context/device_timer.hpp"
 #include "runner/core/diagnostics.hpp"
-#include "runner/load/environment.hpp"
+#include "runner/execute/backend.hpp"
 #include "runner/execute/memory_budget.hpp"
 #include "runner/execute/nvtx.hpp"
 #include "runner/execute/start_gate.hpp"
+#include "runner/load/environment.hpp"
 
 namespace streamlab {
 namespace {
@@ -41,13 +41,22 @@ Memory allocate(const Buffer& b) {
   void* p = nullptr;
   auto bytes = static_cast<size_t>(b.bytes);
   switch (b.memory) {
-    case MemoryKind::device: STREAMLAB_CUDA(cudaMalloc(&p, bytes)); return Memory(p, free_device);
-    case MemoryKind::pinned: STREAMLAB_CUDA(cudaMallocHost(&p, bytes)); return Memory(p, free_pinned);
-    case MemoryKind::managed: STREAMLAB_CUDA(cudaMallocManaged(&p, bytes)); return Memory(p, free_device);
+    case MemoryKind::device:
+      STREAMLAB_CUDA(cudaMalloc(&p, bytes));
+      return Memory(p, free_device);
+    case MemoryKind::pinned:
+      STREAMLAB_CUDA(cudaMallocHost(&p, bytes));
+      return Memory(p, free_pinned);
+    case MemoryKind::managed:
+      STREAMLAB_CUDA(cudaMallocManaged(&p, bytes));
+      return Memory(p, free_device);
     // Under unified addressing (every 64-bit platform CUDA 13 runs on) the host pointer of mapped
     // memory is also its device pointer.
-    case MemoryKind::mapped: STREAMLAB_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocMapped)); return Memory(p, free_pinned);
-    case MemoryKind::pageable: break;
+    case MemoryKind::mapped:
+      STREAMLAB_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocMapped));
+      return Memory(p, free_pinned);
+    case MemoryKind::pageable:
+      break;
   }
   // Plain malloc, as a hand-written program gets its pageable buffers: the driver's staging of
   // pageable copies depends on the source's alignment and pages, so anything else would differ.
@@ -56,17 +65,20 @@ Memory allocate(const Buffer& b) {
   return Memory(p, free_pageable);
 }
 
-std::string error_text(cudaError_t e) { return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e)); }
+std::string error_text(cudaError_t e) {
+  return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e));
+}
 
 std::string describe_buffer(const Buffer& b) {
-  return fmt::format("buffer '{}' ({}:{}:{}, {} bytes of {} memory)", b.name, b.loc.file, b.loc.line, b.loc.col,
-                     b.bytes, memory_kind_name(b.memory));
+  return fmt::format("buffer '{}' ({}:{}:{}, {} bytes of {} memory)", b.name, b.loc.file,
+                     b.loc.line, b.loc.col, b.bytes, memory_kind_name(b.memory));
 }
 
 class CudaBackend final : public Backend {
  public:
   CudaBackend(const Experiment& exp, int device, CudaOptions options)
-      : exp_(exp), device_(device), options_(options), state_{exp, {}, {}, {}, {}, {}, {}, {}, {}, {}} {}
+      : exp_(exp), device_(device), options_(options), state_{exp, {}, {}, {}, {},
+                                                              {},  {}, {}, {}, {}} {}
 
   ~CudaBackend() override {
     // Work may still be queued after a failure: let it finish before its memory is freed.
@@ -106,7 +118,8 @@ class CudaBackend final : public Backend {
     state_.answers.assign(exp_.ops.size(), -1);
     timer_ = choose_timer();
     // Every op synchronized: a held stream would never finish the first op, so no gate.
-    gate_ = std::make_unique<StartGate>(exp_, state_, options_.gate && !options_.synchronize_each_op);
+    gate_ =
+        std::make_unique<StartGate>(exp_, state_, options_.gate && !options_.synchronize_each_op);
     if (!gate_->note().empty()) notes_.push_back(gate_->note());
     STREAMLAB_CUDA(cudaDeviceSynchronize());
     ready_ = true;
@@ -141,8 +154,10 @@ class CudaBackend final : public Backend {
     timer_->end_repetition(rep);
     if (gate_->timed_out() && !gate_timed_out_) {
       gate_timed_out_ = true;
-      notes_.push_back(fmt::format("start gate: timed out after {} s in repetition {}: its ops ran before all were "
-                                   "issued", StartGate::kTimeoutNs / 1'000'000'000, rep.number));
+      notes_.push_back(fmt::format(
+          "start gate: timed out after {} s in repetition {}: its ops ran before all were "
+          "issued",
+          StartGate::kTimeoutNs / 1'000'000'000, rep.number));
     }
     return rep;
   }
@@ -172,15 +187,18 @@ class CudaBackend final : public Backend {
     for (size_t i = 0; i < issued && i < exp_.ops.size(); ++i) {
       const Op& op = exp_.ops[i];
       if (op.stream < 0 || !op.device_work) continue;
-      if (busy[op.stream] < 0) busy[op.stream] = cudaStreamQuery(state_.streams[op.stream]) == cudaErrorNotReady;
+      if (busy[op.stream] < 0)
+        busy[op.stream] = cudaStreamQuery(state_.streams[op.stream]) == cudaErrorNotReady;
       std::optional<bool> done = busy[op.stream] ? timer_->finished(i) : std::optional<bool>(true);
       if (done == true) continue;
       const Op* before = first[op.stream];
       if (!before) first[op.stream] = &op;
-      std::string state = done == false ? (before ? fmt::format("queued behind op '{}'", before->id) : "had not finished")
+      std::string state = done == false ? (before ? fmt::format("queued behind op '{}'", before->id)
+                                                  : "had not finished")
                                         : "may not have finished (its stream was still busy)";
-      lines.push_back(fmt::format("  op '{}' ({}:{}:{}), {} in stream '{}': {}", op.id, op.loc.file, op.loc.line,
-                                  op.loc.col, op.kind->name, exp_.streams[op.stream].name, state));
+      lines.push_back(fmt::format("  op '{}' ({}:{}:{}), {} in stream '{}': {}", op.id, op.loc.file,
+                                  op.loc.line, op.loc.col, op.kind->name,
+                                  exp_.streams[op.stream].name, state));
     }
     constexpr size_t kShown = 12;
     if (lines.size() > kShown) {
@@ -191,23 +209,29 @@ class CudaBackend final : public Backend {
     int64_t calling = calling_;
     if (calling >= 0) {
       const Op& op = exp_.ops[static_cast<size_t>(calling)];
-      lines.push_back(fmt::format("  the host was in the call of op '{}' ({}:{}:{}), a {}", op.id, op.loc.file,
-                                  op.loc.line, op.loc.col, op.kind->name));
+      lines.push_back(fmt::format("  the host was in the call of op '{}' ({}:{}:{}), a {}", op.id,
+                                  op.loc.file, op.loc.line, op.loc.col, op.kind->name));
     } else if (waiting_) {
-      lines.push_back("  the host was waiting for the repetition's ops to finish (cudaDeviceSynchronize)");
+      lines.push_back(
+          "  the host was waiting for the repetition's ops to finish (cudaDeviceSynchronize)");
     }
     if (lines.empty()) return "";
-    return fmt::format("what had not finished{}:\n{}", timer_->name() == "events" ? "" : " (the " + timer_->name() +
-                       " timer cannot tell which op of a busy stream was running: --timer events can)",
-                       fmt::join(lines, "\n"));
+    return fmt::format(
+        "what had not finished{}:\n{}",
+        timer_->name() == "events"
+            ? ""
+            : " (the " + timer_->name() +
+                  " timer cannot tell which op of a busy stream was running: --timer events can)",
+        fmt::join(lines, "\n"));
   }
 
   std::span<const std::byte> contents(int index) override {
     const Buffer& b = exp_.buffers[index];
     auto* p = static_cast<std::byte*>(state_.buffers[index]);
     if (!p)
-      throw RunError(fmt::format("buffer '{}' has no contents at the end of the run: op '{}' freed it", b.name,
-                                 b.free_op >= 0 ? exp_.ops[b.free_op].id : "?"));
+      throw RunError(
+          fmt::format("buffer '{}' has no contents at the end of the run: op '{}' freed it", b.name,
+                      b.free_op >= 0 ? exp_.ops[b.free_op].id : "?"));
     if (host_accessible(b.memory)) return {p, static_cast<size_t>(b.bytes)};
     // One staging copy per buffer: a check reads two buffers' contents at once.
     staging_.resize(exp_.buffers.size());
@@ -253,7 +277,8 @@ class CudaBackend final : public Backend {
       if (!op.kind->prepare_cuda) continue;
       try {
         op.kind->prepare_cuda(state_, op);
-      } catch (const InvalidExperiment&) {  // a user kernel that does not compile: its own diagnostics
+      } catch (
+          const InvalidExperiment&) {  // a user kernel that does not compile: its own diagnostics
         throw;
       } catch (const std::runtime_error& e) {  // CudaError, RunError
         throw RunError(fmt::format("{}: {}", op_context(op), e.what()));
@@ -265,8 +290,10 @@ class CudaBackend final : public Backend {
     try {
       STREAMLAB_CUDA(cudaDeviceSynchronize());
     } catch (const CudaError& e) {
-      std::string what = fmt::format("while waiting for the ops of repetition {} to finish (an asynchronous failure of "
-                                     "an op issued before): {}", repetitions_, e.what());
+      std::string what = fmt::format(
+          "while waiting for the ops of repetition {} to finish (an asynchronous failure of "
+          "an op issued before): {}",
+          repetitions_, e.what());
       if (is_device_fault(e.code)) throw DeviceFault(what, error_text(e.code), repetitions_, -1);
       throw RunError(what);
     }
@@ -276,9 +303,11 @@ class CudaBackend final : public Backend {
   void synchronize_after(size_t i) {
     cudaError_t e = cudaDeviceSynchronize();
     if (e == cudaSuccess) return;
-    std::string what = fmt::format("{}: {}: {} (when it finished, every op synchronized)", op_context(exp_.ops[i]),
-                                   cudaGetErrorName(e), cudaGetErrorString(e));
-    if (is_device_fault(e)) throw DeviceFault(what, error_text(e), repetitions_, static_cast<int64_t>(i));
+    std::string what =
+        fmt::format("{}: {}: {} (when it finished, every op synchronized)", op_context(exp_.ops[i]),
+                    cudaGetErrorName(e), cudaGetErrorString(e));
+    if (is_device_fault(e))
+      throw DeviceFault(what, error_text(e), repetitions_, static_cast<int64_t>(i));
     throw RunError(what);
   }
 
@@ -299,7 +328,8 @@ class CudaBackend final : public Backend {
     } catch (const CudaError& e) {
       calling_ = -1;
       std::string what = fmt::format("{}: {}", op_context(op), e.what());
-      if (is_device_fault(e.code)) throw DeviceFault(what, error_text(e.code), repetitions_, static_cast<int64_t>(i));
+      if (is_device_fault(e.code))
+        throw DeviceFault(what, error_text(e.code), repetitions_, static_cast<int64_t>(i));
       throw RunError(what);
     } catch (const std::runtime_error& e) {  // a library's RunError
       calling_ = -1;
@@ -316,15 +346,22 @@ class CudaBackend final : public Backend {
   std::unique_ptr<DeviceTimer> choose_timer() {
     TimerChoice choice = options_.timer;
     if (choice == TimerChoice::automatic && !exp_.timer.empty()) {
-      choice = exp_.timer == "cupti" ? TimerChoice::automatic : exp_.timer == "events" ? TimerChoice::events : TimerChoice::none;
-      notes_.push_back(fmt::format("timer: {}, as the experiment asks (`timer: {}`; --timer overrides it)", exp_.timer,
-                                   exp_.timer));
+      choice = exp_.timer == "cupti"    ? TimerChoice::automatic
+               : exp_.timer == "events" ? TimerChoice::events
+                                        : TimerChoice::none;
+      notes_.push_back(
+          fmt::format("timer: {}, as the experiment asks (`timer: {}`; --timer overrides it)",
+                      exp_.timer, exp_.timer));
     }
     switch (choice) {
-      case TimerChoice::cupti: return make_cupti_timer(exp_);
-      case TimerChoice::events: return make_event_timer(exp_);
-      case TimerChoice::none: return make_no_timer();
-      case TimerChoice::automatic: break;
+      case TimerChoice::cupti:
+        return make_cupti_timer(exp_);
+      case TimerChoice::events:
+        return make_event_timer(exp_);
+      case TimerChoice::none:
+        return make_no_timer();
+      case TimerChoice::automatic:
+        break;
     }
     try {
       return make_cupti_timer(exp_);
@@ -340,16 +377,18 @@ class CudaBackend final : public Backend {
     STREAMLAB_CUDA(cudaMemGetInfo(&free, &total));
     int64_t need = memory_need(exp_, true).device;
     if (need <= static_cast<int64_t>(free)) return;
-    throw RunError(fmt::format("the experiment's device and managed buffers need {}; device {} has {} free (of {}): "
-                               "nothing was allocated", format_size(need), device_,
-                               format_size(static_cast<int64_t>(free)), format_size(static_cast<int64_t>(total))));
+    throw RunError(fmt::format(
+        "the experiment's device and managed buffers need {}; device {} has {} free (of {}): "
+        "nothing was allocated",
+        format_size(need), device_, format_size(static_cast<int64_t>(free)),
+        format_size(static_cast<int64_t>(total))));
   }
 
   void describe_device() {
     cudaDeviceProp p{};
     STREAMLAB_CUDA(cudaGetDeviceProperties(&p, device_));
-    description_ = fmt::format("{} (sm_{}{}, {} SMs, {} copy engines, device {})", p.name, p.major, p.minor,
-                               p.multiProcessorCount, p.asyncEngineCount, device_);
+    description_ = fmt::format("{} (sm_{}{}, {} SMs, {} copy engines, device {})", p.name, p.major,
+                               p.minor, p.multiProcessorCount, p.asyncEngineCount, device_);
   }
 
   void create_streams() {
@@ -363,9 +402,10 @@ class CudaBackend final : public Backend {
       int priority = least;  // cudaStreamCreate's default
       if (s.priority) {
         priority = static_cast<int>(std::clamp<int64_t>(*s.priority, greatest, least));
-        notes_.push_back(fmt::format("stream '{}': priority {}{} (this device: {} lowest to {} highest)", s.name,
-                                     priority, priority != *s.priority ? fmt::format(", clamped from {}", *s.priority) : "",
-                                     least, greatest));
+        notes_.push_back(fmt::format(
+            "stream '{}': priority {}{} (this device: {} lowest to {} highest)", s.name, priority,
+            priority != *s.priority ? fmt::format(", clamped from {}", *s.priority) : "", least,
+            greatest));
       }
       streams_.push_back(create_stream(s.non_blocking, priority));
       state_.streams.push_back(streams_.back().get());
@@ -417,8 +457,9 @@ class CudaBackend final : public Backend {
       names.push_back(buf.name);
     }
     if (!names.empty())
-      notes_.push_back(fmt::format("restored to their init before every repetition, untimed (ops write them): {}",
-                                   fmt::join(names, ", ")));
+      notes_.push_back(fmt::format(
+          "restored to their init before every repetition, untimed (ops write them): {}",
+          fmt::join(names, ", ")));
   }
 
   void restore_initial_contents() {
@@ -426,7 +467,8 @@ class CudaBackend final : public Backend {
       if (host_accessible(exp_.buffers[b].memory))
         std::memcpy(state_.buffers[b], bytes.data(), bytes.size());
       else
-        STREAMLAB_CUDA(cudaMemcpy(state_.buffers[b], bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+        STREAMLAB_CUDA(
+            cudaMemcpy(state_.buffers[b], bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
     }
   }
 
@@ -444,7 +486,8 @@ class CudaBackend final : public Backend {
   std::vector<Memory> memory_;
   std::vector<UniqueStream> streams_;
   std::vector<UniqueEvent> user_events_;
-  std::unique_ptr<DeviceTimer> timer_;  // destroyed before the streams: it may own events and streams
+  std::unique_ptr<DeviceTimer>
+      timer_;  // destroyed before the streams: it may own events and streams
   std::unique_ptr<StartGate> gate_;
   std::vector<std::string> notes_;
   uint64_t repetitions_ = 0;
@@ -482,7 +525,8 @@ std::unique_ptr<Backend> make_cuda_backend(const Experiment& exp, int device, Cu
 }
 
 void release_cuda_device(int device) {
-  if (cudaSetDevice(device) == cudaSuccess) (void)cudaDeviceReset();  // best effort: the context is already broken
+  if (cudaSetDevice(device) == cudaSuccess)
+    (void)cudaDeviceReset();  // best effort: the context is already broken
 }
 
 int cuda_device_count(std::string* why) {

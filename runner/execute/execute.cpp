@@ -10,12 +10,18 @@ namespace streamlab {
 
 std::string RunProgress::describe() const {
   switch (phase.load()) {
-    case loading: return "while loading the experiment";
-    case compiling: return "while compiling its user kernels";
-    case preparing: return "while preparing the run (buffers, libraries, graphs, warm-up calls)";
-    case warmup: return fmt::format("in warm-up repetition {} of {}", repetition.load(), of.load());
-    case timed: return fmt::format("in timed repetition {} of {}", repetition.load(), of.load());
-    case checking: return "while checking the results";
+    case loading:
+      return "while loading the experiment";
+    case compiling:
+      return "while compiling its user kernels";
+    case preparing:
+      return "while preparing the run (buffers, libraries, graphs, warm-up calls)";
+    case warmup:
+      return fmt::format("in warm-up repetition {} of {}", repetition.load(), of.load());
+    case timed:
+      return fmt::format("in timed repetition {} of {}", repetition.load(), of.load());
+    case checking:
+      return "while checking the results";
   }
   return "";
 }
@@ -49,16 +55,19 @@ RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptio
     if (options.progress) options.progress(n, total);
   };
   enter(options, RunProgress::warmup, options.warmup);
-  for (int64_t i = 0; i < options.warmup; ++i) next_repetition(options), backend.run_repetition(), done(i + 1);
+  for (int64_t i = 0; i < options.warmup; ++i)
+    next_repetition(options), backend.run_repetition(), done(i + 1);
   enter(options, RunProgress::timed, options.repeat);
   for (int64_t i = 0; i < options.repeat; ++i)
-    next_repetition(options), record.reps.push_back(backend.run_repetition()), done(options.warmup + i + 1);
+    next_repetition(options), record.reps.push_back(backend.run_repetition()),
+        done(options.warmup + i + 1);
   enter(options, RunProgress::checking);
   backend.finish(record.reps);
   record.notes = options.notes;
   for (auto& note : backend.notes()) record.notes.push_back(std::move(note));
   record.diagnostics = options.findings;
-  record.checks = run_checks(exp, [&](int index) { return backend.contents(index); }, backend.measures_device_time());
+  record.checks = run_checks(
+      exp, [&](int index) { return backend.contents(index); }, backend.measures_device_time());
   record.figures = run_figures(exp, record);
   record.expectations = evaluate_expectations(exp, record);
   return record;

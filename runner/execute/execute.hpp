@@ -31,7 +31,6 @@ struct RunOptions {
   Findings findings{};
 };
 
-
 // prepare -> warm-up repetitions -> timed repetitions -> checks. Throws RunError on a CUDA or
 // runtime failure.
 RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptions& options);

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "ops/op_kind.hpp"
-#include "runner/execute/backend.hpp"
 #include "runner/context/buffer_init.hpp"
 #include "runner/context/host_state.hpp"
+#include "runner/execute/backend.hpp"
 #include "runner/execute/memory_budget.hpp"
 #include "runner/execute/nvtx.hpp"
 
@@ -31,7 +31,9 @@ class HostBackend final : public Backend {
   std::string description() const override { return "host emulation (no GPU timing)"; }
   bool measures_device_time() const override { return false; }
   std::string timer() const override { return "none"; }
-  std::string timer_description() const override { return "none: the host backend measures no GPU time"; }
+  std::string timer_description() const override {
+    return "none: the host backend measures no GPU time";
+  }
   std::vector<std::string> notes() const override { return notes_; }
   void finish(std::vector<RepetitionSample>&) override {}
 
@@ -46,8 +48,8 @@ class HostBackend final : public Backend {
       try {
         storage_.emplace_back(new std::byte[static_cast<size_t>(b.bytes)]);
       } catch (const std::bad_alloc&) {
-        throw RunError(fmt::format("buffer '{}' ({}:{}:{}, {} bytes): out of host memory", b.name, b.loc.file,
-                                   b.loc.line, b.loc.col, b.bytes));
+        throw RunError(fmt::format("buffer '{}' ({}:{}:{}, {} bytes): out of host memory", b.name,
+                                   b.loc.file, b.loc.line, b.loc.col, b.bytes));
       }
       fill_initial(b, storage_.back().get());
       state_.buffers.push_back(storage_.back().get());
@@ -83,17 +85,19 @@ class HostBackend final : public Backend {
     int64_t i = performing_;
     if (i < 0) return "";
     const Op& op = exp_.ops[static_cast<size_t>(i)];
-    return fmt::format("the host backend was performing op '{}' ({}:{}:{}), a {}", op.id, op.loc.file, op.loc.line,
-                       op.loc.col, op.kind->name);
+    return fmt::format("the host backend was performing op '{}' ({}:{}:{}), a {}", op.id,
+                       op.loc.file, op.loc.line, op.loc.col, op.kind->name);
   }
 
   std::span<const std::byte> contents(int buffer) override {
     if (!unavailable_[buffer].empty())
-      throw ContentsUnavailable(fmt::format("buffer '{}' is not what the experiment computes on a GPU: {}",
-                                            exp_.buffers[buffer].name, unavailable_[buffer]));
+      throw ContentsUnavailable(
+          fmt::format("buffer '{}' is not what the experiment computes on a GPU: {}",
+                      exp_.buffers[buffer].name, unavailable_[buffer]));
     if (!state_.buffers[buffer])
-      throw RunError(fmt::format("buffer '{}' has no contents at the end of the run: an op freed it",
-                                 exp_.buffers[buffer].name));
+      throw RunError(
+          fmt::format("buffer '{}' has no contents at the end of the run: an op freed it",
+                      exp_.buffers[buffer].name));
     return {state_.buffers[buffer], static_cast<size_t>(exp_.buffers[buffer].bytes)};
   }
 
@@ -118,23 +122,29 @@ class HostBackend final : public Backend {
       }
     }
     for (const Access& a : op.kind->accesses(exp_, op))
-      if (a.write) unavailable_[a.range.buffer] = fmt::format("op '{}' (line {}), which the host backend skipped", op.id, op.loc.line);
-    if (first_repetition) notes_.push_back(fmt::format("host backend: skipped op '{}' (line {}): {}", op.id, op.loc.line, why));
+      if (a.write)
+        unavailable_[a.range.buffer] =
+            fmt::format("op '{}' (line {}), which the host backend skipped", op.id, op.loc.line);
+    if (first_repetition)
+      notes_.push_back(
+          fmt::format("host backend: skipped op '{}' (line {}): {}", op.id, op.loc.line, why));
   }
 
   const Experiment& exp_;
   HostState state_;
   std::vector<std::string> notes_;
-  std::vector<std::string> unavailable_;  // per buffer: why its contents are not computed (empty: they are)
+  std::vector<std::string>
+      unavailable_;  // per buffer: why its contents are not computed (empty: they are)
   std::vector<std::unique_ptr<std::byte[]>> storage_;
   uint64_t repetitions_ = 0;
-  std::vector<int> restored_;  // buffers_to_restore()
+  std::vector<int> restored_;            // buffers_to_restore()
   std::atomic<int64_t> performing_{-1};  // the op being performed, for the time limit's message
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_host_backend(const Experiment& exp) { return std::make_unique<HostBackend>(exp); }
-
+std::unique_ptr<Backend> make_host_backend(const Experiment& exp) {
+  return std::make_unique<HostBackend>(exp);
+}
 
 }  // namespace streamlab

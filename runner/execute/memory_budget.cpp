@@ -59,7 +59,8 @@ MemoryNeed memory_need(const Experiment& exp, bool cuda) {
       continue;
     }
     add(on_device ? need.device : need.host, buf.bytes);
-    if (buf.memory == MemoryKind::device && checked.contains(static_cast<int>(b))) add(need.host, buf.bytes);
+    if (buf.memory == MemoryKind::device && checked.contains(static_cast<int>(b)))
+      add(need.host, buf.bytes);
   }
   if (cuda)
     for (int b : buffers_to_restore(exp)) add(need.host, exp.buffers[b].bytes);
@@ -77,11 +78,13 @@ int64_t host_memory_available() {
 void check_host_memory(const Experiment& exp, bool cuda) {
   int64_t need = memory_need(exp, cuda).host, available = host_memory_available();
   if (need <= available) return;
-  throw RunError(fmt::format("the experiment's buffers need {} of host memory{}; this process may allocate {} "
-                             "(available memory, or ulimit -v / -d): nothing was allocated", format_size(need),
-                             cuda ? " (host buffers, and host copies of restored and checked ones)"
-                                  : " (the host backend keeps every buffer in host memory)",
-                             format_size(available)));
+  throw RunError(
+      fmt::format("the experiment's buffers need {} of host memory{}; this process may allocate {} "
+                  "(available memory, or ulimit -v / -d): nothing was allocated",
+                  format_size(need),
+                  cuda ? " (host buffers, and host copies of restored and checked ones)"
+                       : " (the host backend keeps every buffer in host memory)",
+                  format_size(available)));
 }
 
 std::string format_size(int64_t bytes) {

@@ -20,11 +20,13 @@ size_t first_blocking_op(const Experiment& exp) {
 
 std::string describe(const Experiment& exp, size_t opens_before, size_t blocking) {
   if (opens_before == exp.ops.size())
-    return fmt::format("start gate: every stream held until all {} ops were issued", exp.ops.size());
+    return fmt::format("start gate: every stream held until all {} ops were issued",
+                       exp.ops.size());
   const Op& op = exp.ops[opens_before];
   if (opens_before == blocking)
-    return fmt::format("start gate: opened before op '{}' (line {}), a {} that blocks the host; {} ops held",
-                       op.id, op.loc.line, op.kind->name, opens_before);
+    return fmt::format(
+        "start gate: opened before op '{}' (line {}), a {} that blocks the host; {} ops held",
+        op.id, op.loc.line, op.kind->name, opens_before);
   return fmt::format("start gate: opened after {} ops, the most it holds", opens_before);
 }
 
@@ -34,14 +36,15 @@ StartGate::StartGate(const Experiment& exp, const CudaState& state, bool enabled
   size_t blocking = first_blocking_op(exp);
   opens_before_ = std::min({blocking, exp.ops.size(), kMaxHeld});
   if (!enabled || !exp.gate) {
-    note_ = enabled ? "start gate: off (the experiment says `gate: false`: it measures the cost of issuing its ops)"
+    note_ = enabled ? "start gate: off (the experiment says `gate: false`: it measures the cost of "
+                      "issuing its ops)"
                     : "start gate: off (--no-gate)";
     return;
   }
   if (opens_before_ == 0) {
     if (!exp.ops.empty())
-      note_ = fmt::format("start gate: not used: the first op, '{}' ({}), blocks the host", exp.ops[0].id,
-                          exp.ops[0].kind->name);
+      note_ = fmt::format("start gate: not used: the first op, '{}' ({}), blocks the host",
+                          exp.ops[0].id, exp.ops[0].kind->name);
     return;
   }
   note_ = describe(exp, opens_before_, blocking);
@@ -64,7 +67,8 @@ StartGate::~StartGate() {
 
 void StartGate::close() {
   host_[0] = 0;
-  for (cudaStream_t s : streams_) STREAMLAB_CUDA(launch_start_gate(s, device_, device_ + 1, kTimeoutNs));
+  for (cudaStream_t s : streams_)
+    STREAMLAB_CUDA(launch_start_gate(s, device_, device_ + 1, kTimeoutNs));
 }
 
 void StartGate::open() { host_[0] = 1; }

@@ -14,7 +14,8 @@ namespace {
 bool cuda_initialized = false;
 
 bool digits(std::string_view v) {
-  return !v.empty() && v.size() <= 9 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return !v.empty() && v.size() <= 9 &&
+         std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 bool integer_in(std::string_view v, long lo, long hi) {
@@ -40,7 +41,9 @@ bool cublas_workspace(std::string_view v) {
   for (size_t i = 0; i < v.size();) {
     if (v[i] != ':') return false;
     size_t end = v.find(':', i + 1);
-    if (!digits(v.substr(i + 1, end == std::string_view::npos ? std::string_view::npos : end - i - 1))) return false;
+    if (!digits(
+            v.substr(i + 1, end == std::string_view::npos ? std::string_view::npos : end - i - 1)))
+      return false;
     ++fields;
     i = end == std::string_view::npos ? v.size() : end;
   }
@@ -50,24 +53,32 @@ bool cublas_workspace(std::string_view v) {
 // NCCL_ALGO, NCCL_PROTO: names, `^` to exclude, `,` `;` `:` between them (no paths, no spaces).
 bool nccl_names(std::string_view v) {
   return !v.empty() && v.size() <= 128 && std::all_of(v.begin(), v.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == ',' || c == '^' || c == ';' || c == ':';
+    return std::isalnum(static_cast<unsigned char>(c)) || c == ',' || c == '^' || c == ';' ||
+           c == ':';
   });
 }
 
 const EnvSetting kSettings[] = {
     {"CUDA_DEVICE_MAX_CONNECTIONS", "1 to 32", connections,
      "hardware work queues between the host and the device (C18)"},
-    {"CUDA_MODULE_LOADING", "EAGER or LAZY", module_loading, "when kernels are loaded (streamlab's default: EAGER)"},
-    {"CUDA_LAUNCH_BLOCKING", "0 or 1", zero_or_one, "1: every launch returns only once its kernel is done"},
+    {"CUDA_MODULE_LOADING", "EAGER or LAZY", module_loading,
+     "when kernels are loaded (streamlab's default: EAGER)"},
+    {"CUDA_LAUNCH_BLOCKING", "0 or 1", zero_or_one,
+     "1: every launch returns only once its kernel is done"},
     {"CUDA_SCALE_LAUNCH_QUEUES", "0.25x, 0.5x, 2x or 4x", launch_queues,
      "the size of the queues the host issues work into"},
-    {"CUDA_GRAPHS_USE_NODE_PRIORITY", "0 or 1", zero_or_one, "whether graph launches honour node priorities"},
+    {"CUDA_GRAPHS_USE_NODE_PRIORITY", "0 or 1", zero_or_one,
+     "whether graph launches honour node priorities"},
     {"CUBLAS_WORKSPACE_CONFIG", ":SIZE_KIB:COUNT pairs, e.g. :4096:8", cublas_workspace,
      "cuBLAS's own workspace per stream"},
-    {"NCCL_ALGO", "algorithm names (Ring, Tree, ...), ^ to exclude", nccl_names, "the algorithms NCCL may use"},
-    {"NCCL_PROTO", "protocol names (LL, LL128, Simple), ^ to exclude", nccl_names, "the protocols NCCL may use"},
-    {"NCCL_MIN_NCHANNELS", "1 to 64", nccl_channels, "the fewest channels (blocks) an NCCL collective uses"},
-    {"NCCL_MAX_NCHANNELS", "1 to 64", nccl_channels, "the most channels (blocks) an NCCL collective uses"},
+    {"NCCL_ALGO", "algorithm names (Ring, Tree, ...), ^ to exclude", nccl_names,
+     "the algorithms NCCL may use"},
+    {"NCCL_PROTO", "protocol names (LL, LL128, Simple), ^ to exclude", nccl_names,
+     "the protocols NCCL may use"},
+    {"NCCL_MIN_NCHANNELS", "1 to 64", nccl_channels,
+     "the fewest channels (blocks) an NCCL collective uses"},
+    {"NCCL_MAX_NCHANNELS", "1 to 64", nccl_channels,
+     "the most channels (blocks) an NCCL collective uses"},
     // Not NCCL_NVLS_ENABLE: NVLink multicast can take a shared host's GPUs out of service; whether
     // it is on is the machine owner's choice, made in the environment streamlab starts in.
 };
@@ -95,8 +106,9 @@ void apply_environment(const Experiment& exp) {
   for (const auto& v : exp.env) {
     if (in_force(v)) continue;
     if (cuda_initialized)
-      throw RunError(fmt::format("env: {}={} cannot take effect: CUDA already started in this process", v.first,
-                                 v.second));
+      throw RunError(
+          fmt::format("env: {}={} cannot take effect: CUDA already started in this process",
+                      v.first, v.second));
     setenv(v.first.c_str(), v.second.c_str(), 1);
   }
 }
@@ -104,7 +116,8 @@ void apply_environment(const Experiment& exp) {
 std::vector<std::string> environment_notes(const Experiment& exp) {
   std::vector<std::string> notes;
   for (const auto& v : exp.env)
-    notes.push_back(fmt::format("env: {}={} (from the experiment, in force before CUDA started)", v.first, v.second));
+    notes.push_back(fmt::format("env: {}={} (from the experiment, in force before CUDA started)",
+                                v.first, v.second));
   return notes;
 }
 

@@ -15,9 +15,9 @@ namespace streamlab {
 
 struct EnvSetting {
   std::string_view name;
-  std::string_view values;                 // what it takes, for `streamlab list` and messages
+  std::string_view values;  // what it takes, for `streamlab list` and messages
   bool (*valid)(std::string_view value);
-  std::string_view meaning;                // one line: what it changes
+  std::string_view meaning;  // one line: what it changes
 };
 
 // Every variable an experiment may set.

@@ -10,32 +10,35 @@
 
 #include "ops/user_kernel.hpp"
 #include "runner/check/checks.hpp"
-#include "runner/load/environment.hpp"
 #include "runner/check/expect.hpp"
-#include "runner/core/limits.hpp"
 #include "runner/context/load_context.hpp"
+#include "runner/context/yaml_document.hpp"
+#include "runner/core/limits.hpp"
 #include "runner/core/safe_file.hpp"
 #include "runner/core/suggest.hpp"
-#include "runner/context/yaml_document.hpp"
+#include "runner/load/environment.hpp"
 
 namespace streamlab {
 namespace {
 
 const SourceLoc kCommandLine{"command line", 0, 0};
 
-std::optional<int64_t> apply_override(LoadContext& ctx, const std::string& name, const std::string& text) {
+std::optional<int64_t> apply_override(LoadContext& ctx, const std::string& name,
+                                      const std::string& text) {
   auto value = evaluate(text, ctx.params);
   if (auto* v = std::get_if<int64_t>(&value)) return *v;
-  ctx.diags.error(kCommandLine, fmt::format("--set {}={}: {}", name, text, std::get<ExprError>(value).message));
+  ctx.diags.error(kCommandLine,
+                  fmt::format("--set {}={}: {}", name, text, std::get<ExprError>(value).message));
   return std::nullopt;
 }
 
 // The value of param `name`: its --set override (the last one given wins) or its own expression.
-std::optional<int64_t> param_value(LoadContext& ctx, const std::string& name, const YAML::Node& node,
-                                   const LoadOptions& options) {
+std::optional<int64_t> param_value(LoadContext& ctx, const std::string& name,
+                                   const YAML::Node& node, const LoadOptions& options) {
   auto set = std::find_if(options.overrides.rbegin(), options.overrides.rend(),
                           [&](const auto& o) { return o.first == name; });
-  return set != options.overrides.rend() ? apply_override(ctx, name, set->second) : ctx.integer(node, name);
+  return set != options.overrides.rend() ? apply_override(ctx, name, set->second)
+                                         : ctx.integer(node, name);
 }
 
 void check_overrides_exist(LoadContext& ctx, const LoadOptions& options) {
@@ -43,13 +46,17 @@ void check_overrides_exist(LoadContext& ctx, const LoadOptions& options) {
   for (const auto& p : ctx.exp.params) names.push_back(p.first);
   for (const auto& [name, text] : options.overrides)
     if (std::find(names.begin(), names.end(), name) == names.end())
-      ctx.diags.error(kCommandLine, fmt::format("--set {}={}: the experiment has no param '{}'{}{}", name, text,
-                                                name, did_you_mean(name, names),
-                                                names.empty() ? "" : " (params: " + join(names) + ")"));
+      ctx.diags.error(kCommandLine,
+                      fmt::format("--set {}={}: the experiment has no param '{}'{}{}", name, text,
+                                  name, did_you_mean(name, names),
+                                  names.empty() ? "" : " (params: " + join(names) + ")"));
 }
 
 void load_params(LoadContext& ctx, const YAML::Node& node, const LoadOptions& options) {
-  struct Declared { std::string name; SourceLoc loc; };
+  struct Declared {
+    std::string name;
+    SourceLoc loc;
+  };
   std::vector<Declared> declared;
   if (node.IsMap()) {
     for (auto it = node.begin(); it != node.end(); ++it) {
@@ -65,31 +72,40 @@ void load_params(LoadContext& ctx, const YAML::Node& node, const LoadOptions& op
       ctx.exp.params.emplace_back(name, value.value_or(0));
     }
   } else if (node.IsDefined() && !node.IsNull()) {
-    ctx.error(node, fmt::format("params: expected a mapping {{NAME: integer expression}}, got {}", describe_node(node)));
+    ctx.error(node, fmt::format("params: expected a mapping {{NAME: integer expression}}, got {}",
+                                describe_node(node)));
   }
   check_overrides_exist(ctx, options);
 }
 
 void load_streams(LoadContext& ctx, const YAML::Node& node) {
-  ctx.exp.streams.push_back({.name = std::string(kLegacyStreamName), .loc = {ctx.exp.file, 0, 0}, .legacy = true});
+  ctx.exp.streams.push_back(
+      {.name = std::string(kLegacyStreamName), .loc = {ctx.exp.file, 0, 0}, .legacy = true});
   if (!node.IsDefined() || node.IsNull()) return;
   if (!node.IsMap()) {
-    ctx.error(node, fmt::format("streams: expected a mapping {{NAME: {{flags: ...}}}}, got {}", describe_node(node)));
+    ctx.error(node, fmt::format("streams: expected a mapping {{NAME: {{flags: ...}}}}, got {}",
+                                describe_node(node)));
     return;
   }
   for (auto it = node.begin(); it != node.end(); ++it) {
-    if (it->first.IsScalar() && (it->first.Scalar() == kLegacyStreamName || it->first.Scalar() == kPerThreadStreamName)) {
-      ctx.error(it->first, fmt::format("stream name '{}' is reserved for the {} default stream; use it without "
-                                       "declaring it", it->first.Scalar(),
-                                       it->first.Scalar() == kLegacyStreamName ? "legacy (CUDA's stream 0)"
-                                                                               : "per-thread (cudaStreamPerThread)"));
+    if (it->first.IsScalar() &&
+        (it->first.Scalar() == kLegacyStreamName || it->first.Scalar() == kPerThreadStreamName)) {
+      ctx.error(it->first,
+                fmt::format(
+                    "stream name '{}' is reserved for the {} default stream; use it without "
+                    "declaring it",
+                    it->first.Scalar(),
+                    it->first.Scalar() == kLegacyStreamName ? "legacy (CUDA's stream 0)"
+                                                            : "per-thread (cudaStreamPerThread)"));
       continue;
     }
     if (!check_declared_name(ctx, it->first, ctx.exp.streams, "stream")) continue;
     Stream s{.name = it->first.Scalar(), .loc = ctx.loc(it->first)};
-    MapReader r(ctx, it->second, fmt::format("stream '{}'", s.name), {"flags?", "priority?", "array?"});
+    MapReader r(ctx, it->second, fmt::format("stream '{}'", s.name),
+                {"flags?", "priority?", "array?"});
     if (r.has("flags"))
-      s.non_blocking = ctx.choice(r.get("flags"), "stream flags", {"blocking", "non-blocking"}).value_or(0) == 1;
+      s.non_blocking =
+          ctx.choice(r.get("flags"), "stream flags", {"blocking", "non-blocking"}).value_or(0) == 1;
     if (r.has("priority")) s.priority = ctx.integer(r.get("priority"), "stream priority");
     for (const auto& name : array_names(ctx, r, s.name)) {
       if (!ctx.room_for(it->first, ctx.exp.streams, limits::kStreams, "streams")) break;
@@ -106,24 +122,30 @@ void load_env_entry(LoadContext& ctx, const YAML::Node& key, const YAML::Node& v
   if (!setting) {
     std::vector<std::string> names;
     for (const EnvSetting& s : env_settings()) names.emplace_back(s.name);
-    return ctx.error(key, fmt::format("env: {} is not a variable an experiment may set{} (it may set: {}); library "
-                                      "paths and loader settings come from the environment streamlab is started in",
-                                      describe_node(key), did_you_mean(name, names), join(names)));
+    return ctx.error(
+        key,
+        fmt::format("env: {} is not a variable an experiment may set{} (it may set: {}); library "
+                    "paths and loader settings come from the environment streamlab is started in",
+                    describe_node(key), did_you_mean(name, names), join(names)));
   }
-  auto earlier = std::find_if(ctx.exp.env.begin(), ctx.exp.env.end(), [&](const auto& v) { return v.first == name; });
-  if (earlier != ctx.exp.env.end()) return ctx.error(key, fmt::format("env: {} is set twice", name));
+  auto earlier = std::find_if(ctx.exp.env.begin(), ctx.exp.env.end(),
+                              [&](const auto& v) { return v.first == name; });
+  if (earlier != ctx.exp.env.end())
+    return ctx.error(key, fmt::format("env: {} is set twice", name));
   if (!value.IsScalar())
-    return ctx.error(value, fmt::format("env: {} needs a value ({}), got {}", name, setting->values, describe_node(value)));
+    return ctx.error(value, fmt::format("env: {} needs a value ({}), got {}", name, setting->values,
+                                        describe_node(value)));
   if (!setting->valid(value.Scalar()))
-    return ctx.error(value, fmt::format("env: {}: {} is not a valid value; expected {}", name, describe_node(value),
-                                        setting->values));
+    return ctx.error(value, fmt::format("env: {}: {} is not a valid value; expected {}", name,
+                                        describe_node(value), setting->values));
   ctx.exp.env.emplace_back(name, value.Scalar());
 }
 
 void load_env(LoadContext& ctx, const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return;
   if (!node.IsMap()) {
-    ctx.error(node, fmt::format("env: expected a mapping {{NAME: value}}, got {}", describe_node(node)));
+    ctx.error(node,
+              fmt::format("env: expected a mapping {{NAME: value}}, got {}", describe_node(node)));
     return;
   }
   for (auto it = node.begin(); it != node.end(); ++it) load_env_entry(ctx, it->first, it->second);
@@ -132,7 +154,8 @@ void load_env(LoadContext& ctx, const YAML::Node& node) {
 void load_events(LoadContext& ctx, const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return;
   if (!node.IsMap()) {
-    ctx.error(node, fmt::format("events: expected a mapping {{NAME: {{}}}}, got {}", describe_node(node)));
+    ctx.error(node, fmt::format("events: expected a mapping {{NAME: {{}}}}, got {}",
+                                describe_node(node)));
     return;
   }
   for (auto it = node.begin(); it != node.end(); ++it) {
@@ -167,21 +190,25 @@ void load_communicators(LoadContext& ctx, const YAML::Node& node);  // ops/nccl.
 
 namespace {
 
-int64_t load_count(LoadContext& ctx, MapReader& top, std::string_view key, int64_t fallback, int64_t minimum) {
+int64_t load_count(LoadContext& ctx, MapReader& top, std::string_view key, int64_t fallback,
+                   int64_t minimum) {
   if (!top.has(key)) return fallback;
   auto v = ctx.integer(top.get(key), key);
-  if (v && *v < minimum) ctx.error(top.get(key), fmt::format("{}: {} is less than {}", key, *v, minimum));
+  if (v && *v < minimum)
+    ctx.error(top.get(key), fmt::format("{}: {} is less than {}", key, *v, minimum));
   return v.value_or(fallback);
 }
 
 void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& options) {
   MapReader top(ctx, root, "the experiment",
-                {"name", "description?", "params?", "env?", "repeat?", "warmup?", "timeout?", "gate?", "timer?", "streams?",
-                 "buffers?", "events?",
-                 "kernels?", "communicators?", "ops", "checks?", "expect?"});
+                {"name", "description?", "params?", "env?", "repeat?", "warmup?", "timeout?",
+                 "gate?", "timer?", "streams?", "buffers?", "events?", "kernels?", "communicators?",
+                 "ops", "checks?", "expect?"});
   if (!top.ok() || root.IsNull()) {
-    if (root.IsNull()) ctx.diags.error({ctx.exp.file, 1, 1}, "the experiment is empty; expected a mapping with "
-                                                              "'name' and 'ops'");
+    if (root.IsNull())
+      ctx.diags.error({ctx.exp.file, 1, 1},
+                      "the experiment is empty; expected a mapping with "
+                      "'name' and 'ops'");
     return;
   }
   ctx.exp.name = ctx.scalar(top.require("name"), "name").value_or("");
@@ -191,9 +218,10 @@ void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& optio
   ctx.exp.warmup = load_count(ctx, top, "warmup", ctx.exp.warmup, 0);
   ctx.exp.timeout_s = load_count(ctx, top, "timeout", 0, 1);
   if (ctx.exp.timeout_s > limits::kExperimentTimeoutSeconds)
-    ctx.error(top.get("timeout"), fmt::format("timeout: {} s; an experiment may ask for at most {} (a longer run needs "
-                                              "--timeout on the command line)", ctx.exp.timeout_s,
-                                              limits::kExperimentTimeoutSeconds));
+    ctx.error(top.get("timeout"),
+              fmt::format("timeout: {} s; an experiment may ask for at most {} (a longer run needs "
+                          "--timeout on the command line)",
+                          ctx.exp.timeout_s, limits::kExperimentTimeoutSeconds));
   if (top.has("gate"))
     ctx.exp.gate = ctx.choice(top.get("gate"), "gate", {"false", "true"}).value_or(1) == 1;
   if (top.has("timer")) {
@@ -210,18 +238,22 @@ void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& optio
   load_checks(ctx, top.get("checks"));
   load_expectations(ctx, top.get("expect"));
   std::string too_many = repetitions_problem(ctx.exp, ctx.exp.repeat, ctx.exp.warmup);
-  if (!too_many.empty()) ctx.error(top.has("repeat") ? top.get("repeat") : top.get("warmup"), too_many);
+  if (!too_many.empty())
+    ctx.error(top.has("repeat") ? top.get("repeat") : top.get("warmup"), too_many);
 }
 
 }  // namespace
 
 std::string repetitions_problem(const Experiment& exp, int64_t repeat, int64_t warmup) {
   if (repeat > limits::kRepetitions || warmup > limits::kRepetitions)
-    return fmt::format("{} timed and {} warm-up repetitions; at most {} of each", repeat, warmup, limits::kRepetitions);
+    return fmt::format("{} timed and {} warm-up repetitions; at most {} of each", repeat, warmup,
+                       limits::kRepetitions);
   int64_t ops = std::max<int64_t>(1, static_cast<int64_t>(exp.ops.size()));
   if ((repeat + warmup) * ops <= limits::kSamples) return "";
-  return fmt::format("{} repetitions of {} ops would keep {} samples; at most {} (fewer repetitions, or fewer ops)",
-                     repeat + warmup, ops, (repeat + warmup) * ops, limits::kSamples);
+  return fmt::format(
+      "{} repetitions of {} ops would keep {} samples; at most {} (fewer repetitions, or fewer "
+      "ops)",
+      repeat + warmup, ops, (repeat + warmup) * ops, limits::kSamples);
 }
 
 Experiment load_string(std::string_view text, const std::string& file, const LoadOptions& options) {
@@ -240,11 +272,13 @@ Experiment load_string(std::string_view text, const std::string& file, const Loa
 }
 
 Experiment load_file(const std::string& path, const LoadOptions& options) {
-  FileRead file = read_experiment_file(path);  // a FIFO or a device is refused, not waited on or read for ever
+  FileRead file =
+      read_experiment_file(path);  // a FIFO or a device is refused, not waited on or read for ever
   if (!file.ok()) {
     Diagnostics diags;
-    diags.error({path, 0, 0}, file.error == ENOENT ? "cannot read the experiment file (does it exist?)"
-                                                   : "the experiment file " + file.refusal);
+    diags.error({path, 0, 0}, file.error == ENOENT
+                                  ? "cannot read the experiment file (does it exist?)"
+                                  : "the experiment file " + file.refusal);
     std::string text = format_diagnostics(diags, "");
     throw InvalidExperiment(std::move(text), std::move(diags));
   }
@@ -253,7 +287,8 @@ Experiment load_file(const std::string& path, const LoadOptions& options) {
   } catch (const InvalidExperiment& e) {
     // load_string shows every diagnostic with a line of the experiment; one in a kernel's file, or
     // in a header a kernel includes, gets that file's line instead.
-    throw InvalidExperiment(format_with_kernel_sources(e.diagnostics, path, file.text), e.diagnostics);
+    throw InvalidExperiment(format_with_kernel_sources(e.diagnostics, path, file.text),
+                            e.diagnostics);
   }
 }
 

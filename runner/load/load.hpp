@@ -21,6 +21,7 @@ std::string repetitions_problem(const Experiment& exp, int64_t repeat, int64_t w
 // found (formatted as `file:line:col: error: ...` with the source line and a caret).
 Experiment load_file(const std::string& path, const LoadOptions& options = {});
 // The same from text in memory; `file` is the name diagnostics use.
-Experiment load_string(std::string_view text, const std::string& file, const LoadOptions& options = {});
+Experiment load_string(std::string_view text, const std::string& file,
+                       const LoadOptions& options = {});
 
 }  // namespace streamlab

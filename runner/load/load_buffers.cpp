@@ -4,31 +4,41 @@
 
 #include <fmt/format.h>
 
-#include "runner/core/limits.hpp"
 #include "runner/context/load_context.hpp"
+#include "runner/core/limits.hpp"
 
 namespace streamlab {
 namespace {
 
-const std::vector<std::string> kTypes = {"int32", "uint32", "int64", "float32", "float64", "uint8", "float16", "bfloat16"};
+const std::vector<std::string> kTypes = {"int32",   "uint32", "int64",   "float32",
+                                         "float64", "uint8",  "float16", "bfloat16"};
 const std::vector<std::string> kMemory = {"device", "pinned", "pageable", "managed", "mapped"};
 const std::vector<std::string> kInitForms = {"zeros", "value", "sequence", "random"};
 
 // The range an init value must lie in to be stored exactly in the buffer's type.
 std::pair<double, double> type_range(ElemType t) {
   switch (t) {
-    case ElemType::int32: return {-2147483648.0, 2147483647.0};
-    case ElemType::uint32: return {0.0, 4294967295.0};
-    case ElemType::int64: return {-9223372036854775808.0, 9223372036854775807.0};
-    case ElemType::uint8: return {0.0, 255.0};
-    case ElemType::float16: return {-65504.0, 65504.0};
-    case ElemType::float32: return {-3.4028234663852886e38, 3.4028234663852886e38};
-    case ElemType::bfloat16: return {-3.3895313892515355e38, 3.3895313892515355e38};
-    default: return {-std::numeric_limits<double>::max(), std::numeric_limits<double>::max()};
+    case ElemType::int32:
+      return {-2147483648.0, 2147483647.0};
+    case ElemType::uint32:
+      return {0.0, 4294967295.0};
+    case ElemType::int64:
+      return {-9223372036854775808.0, 9223372036854775807.0};
+    case ElemType::uint8:
+      return {0.0, 255.0};
+    case ElemType::float16:
+      return {-65504.0, 65504.0};
+    case ElemType::float32:
+      return {-3.4028234663852886e38, 3.4028234663852886e38};
+    case ElemType::bfloat16:
+      return {-3.3895313892515355e38, 3.3895313892515355e38};
+    default:
+      return {-std::numeric_limits<double>::max(), std::numeric_limits<double>::max()};
   }
 }
 
-std::optional<double> init_number(LoadContext& ctx, const YAML::Node& node, std::string_view what, ElemType t) {
+std::optional<double> init_number(LoadContext& ctx, const YAML::Node& node, std::string_view what,
+                                  ElemType t) {
   std::optional<double> v;
   if (is_float(t)) {
     v = ctx.number(node, what);
@@ -72,14 +82,20 @@ void load_init(LoadContext& ctx, const YAML::Node& node, Buffer& b) {
     return;
   }
   if (!node.IsMap() || node.size() != 1) {
-    ctx.error(node, fmt::format("init: expected zeros, sequence, random, {{value: V}}, {{sequence: {{start, step}}}} "
-                                "or {{random: {{seed: S}}}}, got {}", describe_node(node)));
+    ctx.error(
+        node,
+        fmt::format(
+            "init: expected zeros, sequence, random, {{value: V}}, {{sequence: {{start, step}}}} "
+            "or {{random: {{seed: S}}}}, got {}",
+            describe_node(node)));
     return;
   }
   auto entry = *node.begin();
   auto form = ctx.choice(entry.first, "init", kInitForms);
   if (form == 0u) ctx.error(entry.first, "init: write 'init: zeros' (zeros takes no value)");
-  if (form == 1u) b.init = {InitSpec::Kind::value, init_number(ctx, entry.second, "value", b.type).value_or(0), 1, 0};
+  if (form == 1u)
+    b.init = {InitSpec::Kind::value, init_number(ctx, entry.second, "value", b.type).value_or(0), 1,
+              0};
   if (form == 2u) load_sequence(ctx, entry.second, b);
   if (form == 3u) load_random(ctx, entry.second, b);
 }
@@ -89,13 +105,14 @@ std::optional<int64_t> checked_bytes(LoadContext& ctx, const YAML::Node& at, Buf
   int64_t count = 1;
   for (int64_t d : b.shape)
     if (__builtin_mul_overflow(count, d, &count)) {
-      ctx.error(at, fmt::format("buffer '{}' is too large: its element count overflows 64 bits", b.name));
+      ctx.error(
+          at, fmt::format("buffer '{}' is too large: its element count overflows 64 bits", b.name));
       return std::nullopt;
     }
   int64_t bytes = 0;
   if (__builtin_mul_overflow(count, static_cast<int64_t>(elem_size(b.type)), &bytes)) {
-    ctx.error(at, fmt::format("buffer '{}' is too large: {} elements of {} bytes overflow 64 bits", b.name, count,
-                              elem_size(b.type)));
+    ctx.error(at, fmt::format("buffer '{}' is too large: {} elements of {} bytes overflow 64 bits",
+                              b.name, count, elem_size(b.type)));
     return std::nullopt;
   }
   b.count = count;
@@ -109,8 +126,8 @@ void check_sequence_end(LoadContext& ctx, const YAML::Node& at, const Buffer& b)
   double last = b.init.value + b.init.step * static_cast<double>(b.count - 1);
   auto [lo, hi] = type_range(b.type);
   if (!(last >= lo && last <= hi))
-    ctx.error(at, fmt::format("init sequence: its last element, {} + {} x {}, does not fit in {}", b.init.value,
-                              b.init.step, b.count - 1, elem_type_name(b.type)));
+    ctx.error(at, fmt::format("init sequence: its last element, {} + {} x {}, does not fit in {}",
+                              b.init.value, b.init.step, b.count - 1, elem_type_name(b.type)));
 }
 
 void load_extent(LoadContext& ctx, MapReader& r, Buffer& b) {
@@ -122,7 +139,8 @@ void load_extent(LoadContext& ctx, MapReader& r, Buffer& b) {
   if (r.has("count")) {
     if (auto c = ctx.integer(at, "count")) b.shape = {*c};
   } else if (!at.IsSequence() || at.size() == 0) {
-    ctx.error(at, fmt::format("shape: expected a list of sizes [rows, cols, ...], got {}", describe_node(at)));
+    ctx.error(at, fmt::format("shape: expected a list of sizes [rows, cols, ...], got {}",
+                              describe_node(at)));
   } else {
     for (const auto& d : at) {
       auto size = ctx.integer(d, "shape");
@@ -135,7 +153,8 @@ void load_extent(LoadContext& ctx, MapReader& r, Buffer& b) {
   }
   for (int64_t d : b.shape)
     if (d < 1) {
-      ctx.error(at, fmt::format("buffer '{}' has a size of {}; every size must be at least 1", b.name, d));
+      ctx.error(at, fmt::format("buffer '{}' has a size of {}; every size must be at least 1",
+                                b.name, d));
       b.shape.clear();
       return;
     }
@@ -146,7 +165,8 @@ void load_buffer(LoadContext& ctx, const YAML::Node& key, const YAML::Node& valu
   Buffer b;
   b.name = key.Scalar();
   b.loc = ctx.loc(key);
-  MapReader r(ctx, value, fmt::format("buffer '{}'", b.name), {"type", "memory", "shape?", "count?", "init?", "array?"});
+  MapReader r(ctx, value, fmt::format("buffer '{}'", b.name),
+              {"type", "memory", "shape?", "count?", "init?", "array?"});
   // Declared even when invalid, so that uses of the name are not reported as unknown; a size of
   // 0 bytes tells later checks that this buffer already has an error.
   if (!ctx.room_for(key, ctx.exp.buffers, limits::kBuffers, "buffers")) return;
@@ -155,7 +175,8 @@ void load_buffer(LoadContext& ctx, const YAML::Node& key, const YAML::Node& valu
     return;
   }
   b.type = static_cast<ElemType>(ctx.choice(r.require("type"), "type", kTypes).value_or(0));
-  b.memory = static_cast<MemoryKind>(ctx.choice(r.require("memory"), "memory", kMemory).value_or(0));
+  b.memory =
+      static_cast<MemoryKind>(ctx.choice(r.require("memory"), "memory", kMemory).value_or(0));
   load_extent(ctx, r, b);
   if (r.has("init")) load_init(ctx, r.get("init"), b);
   if (r.has("init")) check_sequence_end(ctx, r.get("init"), b);
@@ -174,12 +195,14 @@ void load_buffer(LoadContext& ctx, const YAML::Node& key, const YAML::Node& valu
 void load_buffers(LoadContext& ctx, const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return;
   if (!node.IsMap()) {
-    ctx.error(node, fmt::format("buffers: expected a mapping {{NAME: {{type, memory, shape}}}}, got {}",
-                                describe_node(node)));
+    ctx.error(node,
+              fmt::format("buffers: expected a mapping {{NAME: {{type, memory, shape}}}}, got {}",
+                          describe_node(node)));
     return;
   }
   for (auto it = node.begin(); it != node.end(); ++it)
-    if (check_declared_name(ctx, it->first, ctx.exp.buffers, "buffer")) load_buffer(ctx, it->first, it->second);
+    if (check_declared_name(ctx, it->first, ctx.exp.buffers, "buffer"))
+      load_buffer(ctx, it->first, it->second);
 }
 
 }  // namespace streamlab

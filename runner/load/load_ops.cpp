@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "ops/op_kind.hpp"
-#include "runner/core/limits.hpp"
 #include "runner/context/load_context.hpp"
+#include "runner/core/limits.hpp"
 #include "runner/core/suggest.hpp"
 
 namespace streamlab {
@@ -42,24 +42,29 @@ void read_id(MapReader& r, Op& op, int number, std::string_view prefix) {
   auto id = r.ctx.indexed_name(r.get("id"), "id");  // `k[i]` in a loop
   if (!id) return;
   if (!is_identifier(id->substr(0, id->find('[')))) {
-    r.ctx.error(r.get("id"), fmt::format("id '{}' is not an identifier (letters, digits and '_', with an "
-                                         "optional [index])", *id));
+    r.ctx.error(r.get("id"),
+                fmt::format("id '{}' is not an identifier (letters, digits and '_', with an "
+                            "optional [index])",
+                            *id));
     return;
   }
   auto [earlier, fresh] = r.ctx.op_ids.try_emplace(*id, op.loc.line);
   if (!fresh) {
-    r.ctx.error(r.get("id"), fmt::format("op id '{}' is used twice (first at line {})", *id, earlier->second));
+    r.ctx.error(r.get("id"),
+                fmt::format("op id '{}' is used twice (first at line {})", *id, earlier->second));
     return;
   }
   op.id = *id;
 }
 
-void load_op(LoadContext& ctx, const YAML::Node& item, std::vector<Op>& out, std::string_view prefix);
+void load_op(LoadContext& ctx, const YAML::Node& item, std::vector<Op>& out,
+             std::string_view prefix);
 
 // `- loop: {var: i, count: E, ops: [...]}`: the body once per value 0 .. E-1 of `var`, a param
 // inside it; loops nest. Every repetition of a body counts towards limits::kLoopIterations,
 // whether or not it adds ops.
-void load_loop(LoadContext& ctx, const YAML::Node& body, std::vector<Op>& out, std::string_view prefix) {
+void load_loop(LoadContext& ctx, const YAML::Node& body, std::vector<Op>& out,
+               std::string_view prefix) {
   MapReader r(ctx, body, "loop", {"var", "count", "ops"});
   if (!r.ok()) return;
   auto var = ctx.scalar(r.require("var"), "loop var");
@@ -67,12 +72,14 @@ void load_loop(LoadContext& ctx, const YAML::Node& body, std::vector<Op>& out, s
   YAML::Node ops = r.require("ops");
   if (!var || !count || !ops.IsDefined()) return;
   if (!is_identifier(*var) || ctx.params.contains(*var)) {
-    ctx.error(r.get("var"), fmt::format("loop var '{}' {}", *var, is_identifier(*var) ? "is already a param" :
-                                        "is not an identifier"));
+    ctx.error(r.get("var"),
+              fmt::format("loop var '{}' {}", *var,
+                          is_identifier(*var) ? "is already a param" : "is not an identifier"));
     return;
   }
   if (*count < 0 || *count > limits::kExpandedOps) {
-    ctx.error(r.get("count"), fmt::format("loop count {}; expected 0 to {}", *count, limits::kExpandedOps));
+    ctx.error(r.get("count"),
+              fmt::format("loop count {}; expected 0 to {}", *count, limits::kExpandedOps));
     return;
   }
   if (!ops.IsSequence()) {
@@ -84,8 +91,10 @@ void load_loop(LoadContext& ctx, const YAML::Node& body, std::vector<Op>& out, s
   size_t errors = ctx.diags.count();
   for (int64_t v = 0; v < *count; ++v) {
     if (++ctx.loop_iterations > limits::kLoopIterations) {
-      ctx.error(r.get("count"), fmt::format("loops repeat their bodies more than {} times in all (count x body, "
-                                            "nested loops multiplied)", limits::kLoopIterations));
+      ctx.error(r.get("count"),
+                fmt::format("loops repeat their bodies more than {} times in all (count x body, "
+                            "nested loops multiplied)",
+                            limits::kLoopIterations));
       break;
     }
     ctx.params[*var] = v;
@@ -95,12 +104,16 @@ void load_loop(LoadContext& ctx, const YAML::Node& body, std::vector<Op>& out, s
   ctx.params.erase(*var);
 }
 
-void load_op(LoadContext& ctx, const YAML::Node& item, std::vector<Op>& out, std::string_view prefix) {
+void load_op(LoadContext& ctx, const YAML::Node& item, std::vector<Op>& out,
+             std::string_view prefix) {
   int number = static_cast<int>(out.size()) + 1;
   if (!item.IsMap() || item.size() != 1) {
-    ctx.error(item, fmt::format("expected one op per list item, as `- KIND: {{fields}}` (e.g. `- deviceSynchronize: "
-                                "{{}}`), got {}", item.IsMap() ? fmt::format("a mapping of {} keys", item.size())
-                                                               : describe_node(item)));
+    ctx.error(
+        item,
+        fmt::format(
+            "expected one op per list item, as `- KIND: {{fields}}` (e.g. `- deviceSynchronize: "
+            "{{}}`), got {}",
+            item.IsMap() ? fmt::format("a mapping of {} keys", item.size()) : describe_node(item)));
     return;
   }
   auto entry = *item.begin();
@@ -108,15 +121,21 @@ void load_op(LoadContext& ctx, const YAML::Node& item, std::vector<Op>& out, std
   if (name == "loop") return load_loop(ctx, entry.second, out, prefix);
   if (++ctx.expanded_ops > limits::kExpandedOps) {
     if (ctx.expanded_ops == limits::kExpandedOps + 1)
-      ctx.error(item, fmt::format("more than {} ops, with loops expanded and graph bodies counted: an experiment "
-                                  "has at most {}", limits::kExpandedOps, limits::kExpandedOps));
+      ctx.error(item,
+                fmt::format(
+                    "more than {} ops, with loops expanded and graph bodies counted: an experiment "
+                    "has at most {}",
+                    limits::kExpandedOps, limits::kExpandedOps));
     return;
   }
   const OpKind* kind = find_op_kind(name);
   if (!kind) {
-    // Not the list of ops: it grows with every op, and `streamlab list` prints it with each op's keys.
-    ctx.error(entry.first, fmt::format("unknown op '{}'{} (`streamlab list` shows every op and its keys; `loop` "
-                                       "repeats ops)", name, did_you_mean(name, op_names())));
+    // Not the list of ops: it grows with every op, and `streamlab list` prints it with each op's
+    // keys.
+    ctx.error(entry.first,
+              fmt::format("unknown op '{}'{} (`streamlab list` shows every op and its keys; `loop` "
+                          "repeats ops)",
+                          name, did_you_mean(name, op_names())));
     return;
   }
   Op op;
@@ -143,11 +162,14 @@ void check_lifetimes(LoadContext& ctx) {
       if (std::find(reported.begin(), reported.end(), a.range.buffer) != reported.end()) continue;
       reported.push_back(a.range.buffer);
       const Op& alloc = exp.ops[b.alloc_op];
-      std::string lifetime = fmt::format("allocated by op '{}' (line {})", alloc.id, alloc.loc.line);
+      std::string lifetime =
+          fmt::format("allocated by op '{}' (line {})", alloc.id, alloc.loc.line);
       if (b.free_op >= 0)
-        lifetime += fmt::format(", freed by op '{}' (line {})", exp.ops[b.free_op].id, exp.ops[b.free_op].loc.line);
-      ctx.diags.error(exp.ops[i].loc, fmt::format("op '{}' uses buffer '{}' outside its lifetime: {}", exp.ops[i].id,
-                                                  b.name, lifetime));
+        lifetime += fmt::format(", freed by op '{}' (line {})", exp.ops[b.free_op].id,
+                                exp.ops[b.free_op].loc.line);
+      ctx.diags.error(exp.ops[i].loc,
+                      fmt::format("op '{}' uses buffer '{}' outside its lifetime: {}",
+                                  exp.ops[i].id, b.name, lifetime));
     }
   }
 }
@@ -161,10 +183,13 @@ void check_graph_buffers(LoadContext& ctx) {
       for (const Access& a : b.kind->accesses(exp, b)) {
         if (!a.range.valid() || exp.buffers[a.range.buffer].alloc_op < 0) continue;
         const Buffer& buf = exp.buffers[a.range.buffer];
-        ctx.diags.error(b.loc, fmt::format("op '{}' in graph '{}' uses buffer '{}', which op '{}' (line {}) allocates "
-                                           "anew each repetition: a captured op keeps the address it had at capture; "
-                                           "declare '{}' for the whole run instead", b.id, op.id, buf.name,
-                                           exp.ops[buf.alloc_op].id, exp.ops[buf.alloc_op].loc.line, buf.name));
+        ctx.diags.error(
+            b.loc,
+            fmt::format("op '{}' in graph '{}' uses buffer '{}', which op '{}' (line {}) allocates "
+                        "anew each repetition: a captured op keeps the address it had at capture; "
+                        "declare '{}' for the whole run instead",
+                        b.id, op.id, buf.name, exp.ops[buf.alloc_op].id,
+                        exp.ops[buf.alloc_op].loc.line, buf.name));
         break;
       }
 }
@@ -179,9 +204,11 @@ void check_graph_events(LoadContext& ctx) {
   for (const Op& op : ctx.exp.ops) {
     auto it = op.event >= 0 ? recorded_in.find(op.event) : recorded_in.end();
     if (it == recorded_in.end()) continue;
-    ctx.diags.error(op.loc, fmt::format("op '{}' uses event '{}', which graph '{}' (line {}) uses inside its capture; "
-                                        "events of a capture order its ops only: declare another event for this op",
-                                        op.id, ctx.exp.events[op.event].name, it->second->id, it->second->loc.line));
+    ctx.diags.error(
+        op.loc,
+        fmt::format("op '{}' uses event '{}', which graph '{}' (line {}) uses inside its capture; "
+                    "events of a capture order its ops only: declare another event for this op",
+                    op.id, ctx.exp.events[op.event].name, it->second->id, it->second->loc.line));
   }
 }
 
@@ -194,9 +221,11 @@ void check_issued(LoadContext& ctx) {
     for (const Op& b : op.body) per_replay += b.replays;
     issued += op.body.empty() ? op.replays : op.replays * per_replay;  // both bounded: no overflow
     if (issued > limits::kIssuedPerRepetition) {
-      ctx.diags.error(op.loc, fmt::format("with this op, one repetition issues more than {} operations (graph replays "
-                                          "x their ops, launch `times`): the most a repetition may issue",
-                                          limits::kIssuedPerRepetition));
+      ctx.diags.error(
+          op.loc,
+          fmt::format("with this op, one repetition issues more than {} operations (graph replays "
+                      "x their ops, launch `times`): the most a repetition may issue",
+                      limits::kIssuedPerRepetition));
       return;
     }
   }
@@ -207,7 +236,8 @@ void check_issued(LoadContext& ctx) {
 void load_ops(LoadContext& ctx, const YAML::Node& node) {
   if (!node.IsDefined()) return;  // reported as missing by the caller
   if (!node.IsSequence()) {
-    ctx.error(node, fmt::format("ops: expected a list of ops (`- KIND: {{fields}}`), got {}", describe_node(node)));
+    ctx.error(node, fmt::format("ops: expected a list of ops (`- KIND: {{fields}}`), got {}",
+                                describe_node(node)));
     return;
   }
   for (const auto& item : node) load_op(ctx, item, ctx.exp.ops, "");
@@ -217,9 +247,11 @@ void load_ops(LoadContext& ctx, const YAML::Node& node) {
   check_graph_events(ctx);
 }
 
-void load_op_list(LoadContext& ctx, const YAML::Node& node, std::vector<Op>& out, std::string_view prefix) {
+void load_op_list(LoadContext& ctx, const YAML::Node& node, std::vector<Op>& out,
+                  std::string_view prefix) {
   if (!node.IsSequence()) {
-    ctx.error(node, fmt::format("ops: expected a list of ops (`- KIND: {{fields}}`), got {}", describe_node(node)));
+    ctx.error(node, fmt::format("ops: expected a list of ops (`- KIND: {{fields}}`), got {}",
+                                describe_node(node)));
     return;
   }
   for (const auto& item : node) load_op(ctx, item, out, prefix);

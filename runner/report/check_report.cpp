@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "runner/report/json_text.hpp"
 #include "runner/report/check_report.hpp"
+#include "runner/report/json_text.hpp"
 
 #include "runner/analyze/analyze.hpp"
 
@@ -15,7 +15,8 @@ using json = nlohmann::ordered_json;
 
 std::string message_of(const Finding& f) {
   std::string m = f.message;
-  if (f.repeats > 1) m += fmt::format(" ({} times, from loop iterations; the first is shown)", f.repeats);
+  if (f.repeats > 1)
+    m += fmt::format(" ({} times, from loop iterations; the first is shown)", f.repeats);
   return m + " [" + f.code + "]";
 }
 
@@ -30,7 +31,9 @@ std::string format_fix(const std::string& fix) {
   return out + "\n";
 }
 
-json loc_json(const SourceLoc& loc) { return {{"file", loc.file}, {"line", loc.line}, {"col", loc.col}}; }
+json loc_json(const SourceLoc& loc) {
+  return {{"file", loc.file}, {"line", loc.line}, {"col", loc.col}};
+}
 
 }  // namespace
 
@@ -40,14 +43,17 @@ std::string format_findings(const Findings& findings, std::string_view source) {
   for (const auto& f : findings.items()) {
     if (f.acknowledged) continue;
     out += format_diagnostic({f.severity, f.loc, message_of(f)}, lines);
-    for (const auto& r : f.related) out += format_diagnostic({Severity::note, r.loc, r.message}, lines);
+    for (const auto& r : f.related)
+      out += format_diagnostic({Severity::note, r.loc, r.message}, lines);
     out += format_fix(f.fix);
   }
   return out;
 }
 
 std::string format_counts(const FindingCounts& n) {
-  auto plural = [](int k, std::string_view word) { return fmt::format("{} {}{}", k, word, k == 1 ? "" : "s"); };
+  auto plural = [](int k, std::string_view word) {
+    return fmt::format("{} {}{}", k, word, k == 1 ? "" : "s");
+  };
   std::vector<std::string> parts;
   if (n.errors) parts.push_back(plural(n.errors, "error"));
   if (n.warnings) parts.push_back(plural(n.warnings, "warning"));
@@ -89,9 +95,14 @@ json findings_json(const Experiment& exp, const Findings& findings) {
 std::string format_findings_json(const Experiment& exp, const Findings& findings) {
   FindingCounts n = count_findings(findings);
   json items = findings_json(exp, findings);
-  json doc = {{"file", exp.file},   {"experiment", exp.name},  {"valid", true},
-              {"errors", n.errors}, {"warnings", n.warnings},  {"notes", n.notes},
-              {"acknowledged", n.acknowledged}, {"diagnostics", items}};
+  json doc = {{"file", exp.file},
+              {"experiment", exp.name},
+              {"valid", true},
+              {"errors", n.errors},
+              {"warnings", n.warnings},
+              {"notes", n.notes},
+              {"acknowledged", n.acknowledged},
+              {"diagnostics", items}};
   return json_text(doc);
 }
 
@@ -111,8 +122,9 @@ std::string format_load_errors_json(const std::string& file, const Diagnostics& 
     items.push_back(item);
     errors += d.severity == Severity::error;
   }
-  json doc = {{"file", file}, {"experiment", nullptr}, {"valid", false}, {"errors", errors}, {"warnings", 0},
-              {"notes", 0},   {"acknowledged", 0},     {"diagnostics", items}};
+  json doc = {{"file", file},      {"experiment", nullptr}, {"valid", false},
+              {"errors", errors},  {"warnings", 0},         {"notes", 0},
+              {"acknowledged", 0}, {"diagnostics", items}};
   return json_text(doc);
 }
 

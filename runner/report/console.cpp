@@ -16,18 +16,19 @@ constexpr size_t kMaxOverlapLines = 12;  // the JSON has them all
 std::string ms(double v) { return std::isnan(v) ? "-" : fmt::format("{:.3f}", v); }
 
 std::string span_line(std::string_view what, const Summary& s) {
-  return fmt::format("  {:<40} median {:>9.3f} ms   min {:.3f}   max {:.3f}   cv {:.1f}%\n", what, s.median, s.min,
-                     s.max, 100 * s.cv);
+  return fmt::format("  {:<40} median {:>9.3f} ms   min {:.3f}   max {:.3f}   cv {:.1f}%\n", what,
+                     s.median, s.min, s.max, 100 * s.cv);
 }
 
 std::string header(const Experiment& exp, const RunRecord& run) {
   std::string params;
-  for (const auto& [name, value] : exp.params) params += fmt::format("{}{}={}", params.empty() ? "" : " ", name, value);
+  for (const auto& [name, value] : exp.params)
+    params += fmt::format("{}{}={}", params.empty() ? "" : " ", name, value);
   std::string out = fmt::format("{} ({})\n", exp.name, exp.file);
   out += fmt::format("  backend   {}: {}\n", run.backend, run.device);
   if (!params.empty()) out += fmt::format("  params    {}\n", params);
-  out += fmt::format("  runs      {} warm-up + {} timed repetition{}\n", run.warmup, run.reps.size(),
-                     run.reps.size() == 1 ? "" : "s");
+  out += fmt::format("  runs      {} warm-up + {} timed repetition{}\n", run.warmup,
+                     run.reps.size(), run.reps.size() == 1 ? "" : "s");
   out += fmt::format("  timer     {}{}\n", run.timer_description,
                      run.backend == "cuda" ? "; host steady clock around each call" : "");
   for (const auto& note : run.notes) out += fmt::format("  note      {}\n", note);
@@ -52,8 +53,8 @@ Widths column_widths(const Experiment& exp) {
 // Median device ms, host ms and bandwidth of an op, as the table shows them.
 std::string op_timings(const RunRecord& run, const OpFigures& f) {
   if (run.backend == "host") return "";
-  return fmt::format("  {:>10}  {:>10}  {:>8}", f.device.n ? ms(f.device.median) : "-", ms(f.host.median),
-                     std::isnan(f.gbps) ? "-" : fmt::format("{:.1f}", f.gbps));
+  return fmt::format("  {:>10}  {:>10}  {:>8}", f.device.n ? ms(f.device.median) : "-",
+                     ms(f.host.median), std::isnan(f.gbps) ? "-" : fmt::format("{:.1f}", f.gbps));
 }
 
 // What a query answered: ": done in 3 of 20 repetitions".
@@ -63,15 +64,17 @@ std::string answers(const OpFigures& f) {
 
 std::string op_table(const Experiment& exp, const RunRecord& run, const RunFigures& figures) {
   Widths w = column_widths(exp);
-  std::string timings =
-      run.backend == "host" ? "" : fmt::format("  {:>10}  {:>10}  {:>8}", "device ms", "host ms", "GB/s");
-  std::string out = fmt::format("\n  {:>3}  {:<{}}  {:<{}}  {:<{}}  {:>4}{}  {}\n", "#", "op", w.id, "kind", w.kind,
-                                "stream", w.stream, "line", timings, "what");
+  std::string timings = run.backend == "host" ? ""
+                                              : fmt::format("  {:>10}  {:>10}  {:>8}", "device ms",
+                                                            "host ms", "GB/s");
+  std::string out = fmt::format("\n  {:>3}  {:<{}}  {:<{}}  {:<{}}  {:>4}{}  {}\n", "#", "op", w.id,
+                                "kind", w.kind, "stream", w.stream, "line", timings, "what");
   for (size_t i = 0; i < exp.ops.size(); ++i) {
     const Op& op = exp.ops[i];
     std::string stream = op.stream >= 0 ? exp.streams[op.stream].name : "-";
-    out += fmt::format("  {:>3}  {:<{}}  {:<{}}  {:<{}}  {:>4}{}  {}\n", i + 1, op.id, w.id, op.kind->name, w.kind,
-                       stream, w.stream, op.loc.line, op_timings(run, figures.ops[i]),
+    out += fmt::format("  {:>3}  {:<{}}  {:<{}}  {:<{}}  {:>4}{}  {}\n", i + 1, op.id, w.id,
+                       op.kind->name, w.kind, stream, w.stream, op.loc.line,
+                       op_timings(run, figures.ops[i]),
                        op.kind->describe(exp, op) + answers(figures.ops[i]));
   }
   return out;
@@ -79,47 +82,64 @@ std::string op_table(const Experiment& exp, const RunRecord& run, const RunFigur
 
 std::string spans(const RunRecord& run) {
   if (run.backend == "host")
-    return "\n  host backend: ops emulated on host memory in issue order; no GPU times are measured\n";
+    return "\n  host backend: ops emulated on host memory in issue order; no GPU times are "
+           "measured\n";
   std::string out = fmt::format(
-      "\n  medians over the timed repetitions; device ms from the {} timer; GB/s: a copy counts its bytes once, a "
-      "kernel bytes read + written\n", run.timer);
+      "\n  medians over the timed repetitions; device ms from the {} timer; GB/s: a copy counts "
+      "its bytes once, a "
+      "kernel bytes read + written\n",
+      run.timer);
   bool gated = !run.reps.empty() && !std::isnan(run.reps[0].gate_open_ms);
-  out += span_line(gated ? "span (host: gate opening to final sync)" : "span (host: first issue to final sync)",
-                   run.figures.host_span);
-  if (const Summary& gpu = run.figures.device_span; gpu.n) out += span_line("span (GPU: first op start to last end)", gpu);
+  out += span_line(
+      gated ? "span (host: gate opening to final sync)" : "span (host: first issue to final sync)",
+      run.figures.host_span);
+  if (const Summary& gpu = run.figures.device_span; gpu.n)
+    out += span_line("span (GPU: first op start to last end)", gpu);
   return out;
 }
 
 std::string overlap_line(const Experiment& exp, const RunFigures& f, const OverlapFigures& o) {
   double shorter = std::min(f.ops[o.a].device.median, f.ops[o.b].device.median);
-  const std::string& name = f.ops[o.a].device.median <= f.ops[o.b].device.median ? exp.ops[o.a].id : exp.ops[o.b].id;
-  return fmt::format("    {:<32} {:>9.3f} ms   {:.0f}% of {}\n", exp.ops[o.a].id + " || " + exp.ops[o.b].id,
-                     o.overlap_ms, 100 * o.overlap_ms / shorter, name);
+  const std::string& name =
+      f.ops[o.a].device.median <= f.ops[o.b].device.median ? exp.ops[o.a].id : exp.ops[o.b].id;
+  return fmt::format("    {:<32} {:>9.3f} ms   {:.0f}% of {}\n",
+                     exp.ops[o.a].id + " || " + exp.ops[o.b].id, o.overlap_ms,
+                     100 * o.overlap_ms / shorter, name);
 }
 
 std::string concurrency(const Experiment& exp, const RunFigures& f) {
   if (std::isnan(f.bounds.span_ms)) return "";
   std::string out = "\n  streams (busy: union of their ops' device intervals)\n";
-  for (const auto& s : f.streams) out += fmt::format("    {:<32} {:>9.3f} ms\n", exp.streams[s.stream].name, s.busy_ms);
+  for (const auto& s : f.streams)
+    out += fmt::format("    {:<32} {:>9.3f} ms\n", exp.streams[s.stream].name, s.busy_ms);
   out += "  overlap (time both ran)\n";
   for (const auto& o : f.stream_overlaps)
-    out += fmt::format("    {:<32} {:>9.3f} ms\n", "streams " + exp.streams[o.a].name + " || " + exp.streams[o.b].name,
+    out += fmt::format("    {:<32} {:>9.3f} ms\n",
+                       "streams " + exp.streams[o.a].name + " || " + exp.streams[o.b].name,
                        o.overlap_ms);
-  for (size_t i = 0; i < f.overlaps.size() && i < kMaxOverlapLines; ++i) out += overlap_line(exp, f, f.overlaps[i]);
+  for (size_t i = 0; i < f.overlaps.size() && i < kMaxOverlapLines; ++i)
+    out += overlap_line(exp, f, f.overlaps[i]);
   if (f.overlaps.size() > kMaxOverlapLines)
-    out += fmt::format("    ... {} more op pairs in --json\n", f.overlaps.size() - kMaxOverlapLines);
-  if (f.op_pairs_skipped) out += fmt::format("    (op pairs not listed: over {} device ops)\n", kMaxOpsForPairs);
+    out +=
+        fmt::format("    ... {} more op pairs in --json\n", f.overlaps.size() - kMaxOverlapLines);
+  if (f.op_pairs_skipped)
+    out += fmt::format("    (op pairs not listed: over {} device ops)\n", kMaxOpsForPairs);
   if (f.stream_pairs_skipped)
-    out += fmt::format("    (stream pairs not listed: over {} streams with device ops)\n", kMaxStreamsForPairs);
-  if (f.overlaps.empty() && f.stream_overlaps.empty() && !f.op_pairs_skipped && !f.stream_pairs_skipped)
+    out += fmt::format("    (stream pairs not listed: over {} streams with device ops)\n",
+                       kMaxStreamsForPairs);
+  if (f.overlaps.empty() && f.stream_overlaps.empty() && !f.op_pairs_skipped &&
+      !f.stream_pairs_skipped)
     out += "    none\n";
   const SpanBounds& b = f.bounds;
   out += "  span against its bounds\n";
   out += fmt::format("    {:<40} {:>9.3f} ms\n", "no overlap (sum of op durations)", b.sum_ms);
-  out += fmt::format("    {:<40} {:>9.3f} ms\n", "full overlap (busiest: " + b.busiest + ")", b.busiest_ms);
-  out += fmt::format("    {:<40} {:>9.3f} ms   efficiency {}, concurrency {:.2f}\n", "measured (GPU span)", b.span_ms,
-                     std::isnan(b.efficiency) ? std::string("-") : fmt::format("{:.0f}%", 100 * b.efficiency),
-                     b.concurrency);
+  out += fmt::format("    {:<40} {:>9.3f} ms\n", "full overlap (busiest: " + b.busiest + ")",
+                     b.busiest_ms);
+  out += fmt::format(
+      "    {:<40} {:>9.3f} ms   efficiency {}, concurrency {:.2f}\n", "measured (GPU span)",
+      b.span_ms,
+      std::isnan(b.efficiency) ? std::string("-") : fmt::format("{:.0f}%", 100 * b.efficiency),
+      b.concurrency);
   return out;
 }
 
@@ -132,7 +152,8 @@ std::string checks(const RunRecord& run) {
     passed += c.passed;
     skipped += !c.evaluated;
     std::string_view tag = !c.evaluated ? "----" : c.passed ? "PASS" : "FAIL";
-    out += c.detail.empty() ? fmt::format("  {}  {}\n", tag, c.title) : fmt::format("  {}  {}: {}\n", tag, c.title, c.detail);
+    out += c.detail.empty() ? fmt::format("  {}  {}\n", tag, c.title)
+                            : fmt::format("  {}  {}: {}\n", tag, c.title, c.detail);
   }
   out += fmt::format("\n{} of {} checks passed{}\n", passed, run.checks.size(),
                      skipped ? fmt::format(", {} not evaluated", skipped) : "");
@@ -149,10 +170,11 @@ std::string expectations(const RunRecord& run) {
     std::string_view tag = e.status == S::passed ? "PASS" : e.status == S::failed ? "FAIL" : "----";
     out += fmt::format("  {}  {}\n", tag, e.text);
     if (!e.detail.empty())
-      out += fmt::format("        {}{}\n", e.status == S::not_evaluated ? "not evaluated: " : "", e.detail);
+      out += fmt::format("        {}{}\n", e.status == S::not_evaluated ? "not evaluated: " : "",
+                         e.detail);
   }
-  out += fmt::format("\n{} of {} expectations held, {} failed, {} not evaluated\n", held, run.expectations.size(), failed,
-                     run.expectations.size() - held - failed);
+  out += fmt::format("\n{} of {} expectations held, {} failed, {} not evaluated\n", held,
+                     run.expectations.size(), failed, run.expectations.size() - held - failed);
   return out;
 }
 
@@ -174,15 +196,18 @@ std::string graphs(const Experiment& exp, const RunRecord& run) {
     const Op& g = exp.ops[i];
     const OpFigures& f = run.figures.ops[i];
     if (g.body.empty() || !f.per_launch.n) continue;
-    out += fmt::format("\n  graph '{}' (line {}): {} launch{}, {:.4f} ms each (median)\n", g.id, g.loc.line, g.replays,
-                       g.replays == 1 ? "" : "es", f.per_launch.median);
+    out += fmt::format("\n  graph '{}' (line {}): {} launch{}, {:.4f} ms each (median)\n", g.id,
+                       g.loc.line, g.replays, g.replays == 1 ? "" : "es", f.per_launch.median);
     bool any = std::any_of(f.body.begin(), f.body.end(), [](const Summary& b) { return b.n > 0; });
     if (!any) {
-      out += fmt::format("    per captured op: not measured ({} timer; the cupti timer records each graph node)\n",
-                         run.timer);
+      out += fmt::format(
+          "    per captured op: not measured ({} timer; the cupti timer records each graph node)\n",
+          run.timer);
       continue;
     }
-    out += "    captured op                kind                stream  line   device ms  (median, one launch)\n";
+    out +=
+        "    captured op                kind                stream  line   device ms  (median, one "
+        "launch)\n";
     double rest = 0;
     size_t rest_n = 0;
     for (size_t j = 0; j < g.body.size(); ++j) {
@@ -195,7 +220,8 @@ std::string graphs(const Experiment& exp, const RunRecord& run) {
                          b.stream >= 0 ? exp.streams[b.stream].name : "-", b.loc.line,
                          f.body[j].n ? fmt::format("{:.4f}", f.body[j].median) : "-");
     }
-    if (rest_n) out += fmt::format("    ... {} more captured ops, {:.4f} ms in all\n", rest_n, rest);
+    if (rest_n)
+      out += fmt::format("    ... {} more captured ops, {:.4f} ms in all\n", rest_n, rest);
   }
   return out;
 }

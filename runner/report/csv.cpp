@@ -28,11 +28,14 @@ std::string format_csv(const Experiment& exp, const RunRecord& run) {
     for (size_t i = 0; i < exp.ops.size(); ++i) {
       const Op& op = exp.ops[i];
       const OpSample& s = run.reps[r].ops[i];
-      std::string_view answer = s.answer < 0 ? "" : s.answer ? "done" : "not-ready";  // queries only
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kResultsSchemaVersion, r + 1, i + 1,
-                         quoted(op.id), op.kind->name, op.stream >= 0 ? exp.streams[op.stream].name : "", op.loc.line,
-                         field(s.issue_ms), field(s.return_ms), field(s.host_ms()), field(s.start_ms),
-                         field(s.end_ms), field(s.device_ms()), answer);
+      std::string_view answer = s.answer < 0 ? ""
+                                : s.answer   ? "done"
+                                             : "not-ready";  // queries only
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kResultsSchemaVersion,
+                         r + 1, i + 1, quoted(op.id), op.kind->name,
+                         op.stream >= 0 ? exp.streams[op.stream].name : "", op.loc.line,
+                         field(s.issue_ms), field(s.return_ms), field(s.host_ms()),
+                         field(s.start_ms), field(s.end_ms), field(s.device_ms()), answer);
     }
   return out;
 }

@@ -19,11 +19,20 @@ std::string escape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -35,9 +44,9 @@ std::string cell(double v, const char* format = "{:.3f}") {
 
 std::string_view color(const Op& op) {
   if (op.src.valid() && op.dst.valid()) return "#4e79a7";  // copies
-  if (op.kernel >= 0) return "#59a14f";               // kernels
+  if (op.kernel >= 0) return "#59a14f";                    // kernels
   if (op.dst.valid()) return "#f28e2b";                    // memsets
-  return "#9c9c9c";                                   // synchronization, events
+  return "#9c9c9c";                                        // synchronization, events
 }
 
 struct Scale {
@@ -54,19 +63,25 @@ Scale time_range(const RepetitionSample& rep) {
   return {lo, hi > lo ? hi : lo + 1};
 }
 
-std::string bar(const Scale& sc, int lane, double start, double end, const Op& op, const std::string& what) {
+std::string bar(const Scale& sc, int lane, double start, double end, const Op& op,
+                const std::string& what) {
   double x = sc.x(start), w = std::max(1.0, sc.x(end) - x), y = kTop + lane * kLane + 3;
-  return fmt::format("<rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='{}' fill='{}' stroke='white'><title>{} ({}): {:.3f} .. {:.3f} ms, "
-                     "{:.3f} ms\n{}</title></rect>\n",
-                     x, y, w, kLane - 6, color(op), escape(op.id), op.kind->name, start, end, end - start, escape(what));
+  return fmt::format(
+      "<rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='{}' fill='{}' stroke='white'><title>{} "
+      "({}): {:.3f} .. {:.3f} ms, "
+      "{:.3f} ms\n{}</title></rect>\n",
+      x, y, w, kLane - 6, color(op), escape(op.id), op.kind->name, start, end, end - start,
+      escape(what));
 }
 
 std::string axis(const Scale& sc, int lanes) {
   double y = kTop + lanes * kLane;
-  std::string out = fmt::format("<line x1='{}' y1='{}' x2='{}' y2='{}' stroke='#444'/>\n", kLabel, y, kWidth - 10, y);
+  std::string out = fmt::format("<line x1='{}' y1='{}' x2='{}' y2='{}' stroke='#444'/>\n", kLabel,
+                                y, kWidth - 10, y);
   double step = std::pow(10, std::floor(std::log10((sc.t1 - sc.t0) / 5)));
   for (double t = std::ceil(sc.t0 / step) * step; t <= sc.t1; t += step)
-    out += fmt::format("<text x='{:.1f}' y='{}' font-size='11' text-anchor='middle'>{:g}</text>\n", sc.x(t), y + 14, t);
+    out += fmt::format("<text x='{:.1f}' y='{}' font-size='11' text-anchor='middle'>{:g}</text>\n",
+                       sc.x(t), y + 14, t);
   return out + fmt::format("<text x='{}' y='{}' font-size='11'>ms</text>\n", kWidth - 30, y + 28);
 }
 
@@ -80,11 +95,12 @@ std::string timeline(const Experiment& exp, const RunRecord& run) {
   for (const Op& op : exp.ops)
     if (op.stream >= 0 && lane_of[op.stream] < 0) {
       lane_of[op.stream] = lanes;
-      svg += fmt::format("<text x='4' y='{}' font-size='12'>stream {}</text>\n", kTop + lanes * kLane + 17,
-                         escape(exp.streams[op.stream].name));
+      svg += fmt::format("<text x='4' y='{}' font-size='12'>stream {}</text>\n",
+                         kTop + lanes * kLane + 17, escape(exp.streams[op.stream].name));
       ++lanes;
     }
-  svg += fmt::format("<text x='4' y='{}' font-size='12'>host (API calls)</text>\n", kTop + lanes * kLane + 17);
+  svg += fmt::format("<text x='4' y='{}' font-size='12'>host (API calls)</text>\n",
+                     kTop + lanes * kLane + 17);
   for (size_t i = 0; i < exp.ops.size(); ++i) {
     const Op& op = exp.ops[i];
     const OpSample& s = rep.ops[i];
@@ -92,39 +108,56 @@ std::string timeline(const Experiment& exp, const RunRecord& run) {
     if (!std::isnan(s.start_ms)) svg += bar(sc, lane_of[op.stream], s.start_ms, s.end_ms, op, what);
     svg += bar(sc, lanes, s.issue_ms, s.return_ms, op, what);
   }
-  svg = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-family='sans-serif'>\n", kWidth,
-                    kTop + (lanes + 1) * kLane + 36) +
+  svg = fmt::format(
+            "<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' "
+            "font-family='sans-serif'>\n",
+            kWidth, kTop + (lanes + 1) * kLane + 36) +
         svg + axis(sc, lanes + 1) + "</svg>\n";
-  return fmt::format("<h2>Timeline of repetition {} (the median span)</h2>\n<p>Hover a bar for its times. Device bars "
-                     "from the {} timer; host bars are API calls.</p>\n{}",
-                     rep.number, escape(run.timer), svg);
+  return fmt::format(
+      "<h2>Timeline of repetition {} (the median span)</h2>\n<p>Hover a bar for its times. Device "
+      "bars "
+      "from the {} timer; host bars are API calls.</p>\n{}",
+      rep.number, escape(run.timer), svg);
 }
 
 std::string op_rows(const Experiment& exp, const RunFigures& f) {
   std::string rows;
   for (size_t i = 0; i < exp.ops.size(); ++i) {
     const Op& op = exp.ops[i];
-    rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                        escape(op.id), op.kind->name, op.stream >= 0 ? escape(exp.streams[op.stream].name) : "-",
-                        op.loc.line, f.ops[i].device.n ? cell(f.ops[i].device.median) : "-", cell(f.ops[i].host.median),
-                        cell(f.ops[i].gbps, "{:.1f}"), escape(op.kind->describe(exp, op)));
+    rows += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</"
+        "td></tr>\n",
+        escape(op.id), op.kind->name, op.stream >= 0 ? escape(exp.streams[op.stream].name) : "-",
+        op.loc.line, f.ops[i].device.n ? cell(f.ops[i].device.median) : "-",
+        cell(f.ops[i].host.median), cell(f.ops[i].gbps, "{:.1f}"),
+        escape(op.kind->describe(exp, op)));
   }
-  return "<h2>Ops (medians)</h2>\n<table><tr><th>op</th><th>kind</th><th>stream</th><th>line</th><th>device ms</th>"
-         "<th>host ms</th><th>GB/s</th><th>what</th></tr>\n" + rows + "</table>\n";
+  return "<h2>Ops "
+         "(medians)</h2>\n<table><tr><th>op</th><th>kind</th><th>stream</th><th>line</"
+         "th><th>device ms</th>"
+         "<th>host ms</th><th>GB/s</th><th>what</th></tr>\n" +
+         rows + "</table>\n";
 }
 
 std::string figure_rows(const Experiment& exp, const RunRecord& run, const RunFigures& f) {
   std::string out = "<h2>Span</h2>\n<table>";
   const Summary &h = run.figures.host_span, &d = run.figures.device_span;
-  out += fmt::format("<tr><td>host span</td><td>{} ms (min {}, max {})</td></tr>", cell(h.median), cell(h.min), cell(h.max));
-  if (d.n) out += fmt::format("<tr><td>GPU span</td><td>{} ms (min {}, max {})</td></tr>", cell(d.median), cell(d.min), cell(d.max));
+  out += fmt::format("<tr><td>host span</td><td>{} ms (min {}, max {})</td></tr>", cell(h.median),
+                     cell(h.min), cell(h.max));
+  if (d.n)
+    out += fmt::format("<tr><td>GPU span</td><td>{} ms (min {}, max {})</td></tr>", cell(d.median),
+                       cell(d.min), cell(d.max));
   const SpanBounds& b = f.bounds;
-  out += fmt::format("<tr><td>no-overlap bound</td><td>{} ms</td></tr><tr><td>full-overlap bound ({})</td><td>{} ms</td></tr>"
-                     "<tr><td>efficiency, concurrency</td><td>{}, {}</td></tr></table>\n",
-                     cell(b.sum_ms), escape(b.busiest), cell(b.busiest_ms),
-                     std::isnan(b.efficiency) ? "-" : fmt::format("{:.0f}%", 100 * b.efficiency), cell(b.concurrency, "{:.2f}"));
+  out += fmt::format(
+      "<tr><td>no-overlap bound</td><td>{} ms</td></tr><tr><td>full-overlap bound ({})</td><td>{} "
+      "ms</td></tr>"
+      "<tr><td>efficiency, concurrency</td><td>{}, {}</td></tr></table>\n",
+      cell(b.sum_ms), escape(b.busiest), cell(b.busiest_ms),
+      std::isnan(b.efficiency) ? "-" : fmt::format("{:.0f}%", 100 * b.efficiency),
+      cell(b.concurrency, "{:.2f}"));
   for (const auto& o : f.overlaps)
-    out += fmt::format("<p>{} and {} overlap {} ms</p>\n", escape(exp.ops[o.a].id), escape(exp.ops[o.b].id), cell(o.overlap_ms));
+    out += fmt::format("<p>{} and {} overlap {} ms</p>\n", escape(exp.ops[o.a].id),
+                       escape(exp.ops[o.b].id), cell(o.overlap_ms));
   return out;
 }
 
@@ -132,13 +165,21 @@ std::string verdicts(const RunRecord& run) {
   std::string out = "<h2>Checks and expectations</h2>\n<table>";
   for (const auto& c : run.checks)
     out += fmt::format("<tr><td class='{}'>{}</td><td>{}</td><td>{}</td></tr>",
-                       !c.evaluated ? "skip" : c.passed ? "pass" : "fail",
-                       !c.evaluated ? "not evaluated" : c.passed ? "PASS" : "FAIL", escape(c.title), escape(c.detail));
+                       !c.evaluated ? "skip"
+                       : c.passed   ? "pass"
+                                    : "fail",
+                       !c.evaluated ? "not evaluated"
+                       : c.passed   ? "PASS"
+                                    : "FAIL",
+                       escape(c.title), escape(c.detail));
   for (const auto& e : run.expectations) {
     using S = ExpectationResult::Status;
-    std::string_view tag = e.status == S::passed ? "PASS" : e.status == S::failed ? "FAIL" : "not evaluated";
-    out += fmt::format("<tr><td class='{}'>{}</td><td><code>{}</code></td><td>{}</td></tr>",
-                       e.status == S::failed ? "fail" : "pass", tag, escape(e.text), escape(e.detail));
+    std::string_view tag = e.status == S::passed   ? "PASS"
+                           : e.status == S::failed ? "FAIL"
+                                                   : "not evaluated";
+    out +=
+        fmt::format("<tr><td class='{}'>{}</td><td><code>{}</code></td><td>{}</td></tr>",
+                    e.status == S::failed ? "fail" : "pass", tag, escape(e.text), escape(e.detail));
   }
   return out + "</table>\n";
 }
@@ -150,15 +191,18 @@ std::string diagnostics(const RunRecord& run) {
   std::string out = "<h2>Diagnostics (streamlab check)</h2>\n<table>";
   for (const auto& f : findings.items()) {
     out += fmt::format("<tr><td class='{}'>{}{}</td><td>{}</td><td>line {}</td><td>{}</td></tr>",
-                       f.severity == Severity::error && !f.acknowledged ? "fail" : "pass", severity_name(f.severity),
-                       f.acknowledged ? " (acknowledged)" : "", escape(f.code), f.loc.line, escape(f.message));
+                       f.severity == Severity::error && !f.acknowledged ? "fail" : "pass",
+                       severity_name(f.severity), f.acknowledged ? " (acknowledged)" : "",
+                       escape(f.code), f.loc.line, escape(f.message));
   }
   return out + "</table>\n";
 }
 
 constexpr const char* kStyle =
-    "body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-    "padding:3px 8px;font-size:13px;text-align:left}.pass{color:#2a7d2a}.fail{color:#c0392b;font-weight:bold}";
+    "body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{border:"
+    "1px solid #ccc;"
+    "padding:3px "
+    "8px;font-size:13px;text-align:left}.pass{color:#2a7d2a}.fail{color:#c0392b;font-weight:bold}";
 
 }  // namespace
 
@@ -167,12 +211,14 @@ std::string format_html(const Experiment& exp, const RunRecord& run) {
   std::string notes;
   for (const auto& n : run.notes) notes += "<li>" + escape(n) + "</li>";
   return fmt::format(
-      "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{0}</title><style>{1}</style></head><body>\n"
-      "<h1>{0}</h1>\n<p>{2}</p>\n<ul><li>backend: {3} ({4})</li><li>{5} warm-up + {6} timed repetitions</li>"
+      "<!DOCTYPE html>\n<html><head><meta "
+      "charset='utf-8'><title>{0}</title><style>{1}</style></head><body>\n"
+      "<h1>{0}</h1>\n<p>{2}</p>\n<ul><li>backend: {3} ({4})</li><li>{5} warm-up + {6} timed "
+      "repetitions</li>"
       "<li>timer: {7}</li>{8}</ul>\n{9}{10}{11}{12}{13}</body></html>\n",
-      escape(exp.name), kStyle, escape(exp.description), escape(run.backend), escape(run.device), run.warmup,
-      run.reps.size(), escape(run.timer_description), notes, timeline(exp, run), op_rows(exp, f),
-      figure_rows(exp, run, f), verdicts(run), diagnostics(run));
+      escape(exp.name), kStyle, escape(exp.description), escape(run.backend), escape(run.device),
+      run.warmup, run.reps.size(), escape(run.timer_description), notes, timeline(exp, run),
+      op_rows(exp, f), figure_rows(exp, run, f), verdicts(run), diagnostics(run));
 }
 
 }  // namespace streamlab

@@ -4,9 +4,9 @@
 
 #include "ops/op_kind.hpp"
 #include "runner/check/figures.hpp"
-#include "runner/report/json_text.hpp"
 #include "runner/report/check_report.hpp"
 #include "runner/report/files.hpp"
+#include "runner/report/json_text.hpp"
 
 namespace streamlab {
 namespace {
@@ -54,18 +54,18 @@ json op_json(const Experiment& exp, const RunRecord& run, size_t i, const OpFigu
     samples_["done"] = answers;
   }
   json out = {{"index", i + 1},
-          {"id", op.id},
-          {"kind", op.kind->name},
-          {"stream", op.stream >= 0 ? json(exp.streams[op.stream].name) : json(nullptr)},
-          {"line", op.loc.line},
-          {"column", op.loc.col},
-          {"what", op.kind->describe(exp, op)},
-          {"device_work", op.device_work},
-          {"device_ms", summary(f.device)},
-          {"host_ms", summary(f.host)},
-          {"bytes", f.bytes},
-          {"gbps", number(f.gbps)},
-          {"samples", samples_}};
+              {"id", op.id},
+              {"kind", op.kind->name},
+              {"stream", op.stream >= 0 ? json(exp.streams[op.stream].name) : json(nullptr)},
+              {"line", op.loc.line},
+              {"column", op.loc.col},
+              {"what", op.kind->describe(exp, op)},
+              {"device_work", op.device_work},
+              {"device_ms", summary(f.device)},
+              {"host_ms", summary(f.host)},
+              {"bytes", f.bytes},
+              {"gbps", number(f.gbps)},
+              {"samples", samples_}};
   if (!op.body.empty()) out["graph"] = graph_json(exp, op, f);
   return out;
 }
@@ -73,36 +73,48 @@ json op_json(const Experiment& exp, const RunRecord& run, size_t i, const OpFigu
 json spans_json(const RunRecord& run) {
   std::vector<double> host, device, gate;
   for (const auto& rep : run.reps)
-    host.push_back(rep.host_span_ms), device.push_back(rep.device_span_ms), gate.push_back(rep.gate_open_ms);
+    host.push_back(rep.host_span_ms), device.push_back(rep.device_span_ms),
+        gate.push_back(rep.gate_open_ms);
   return {{"host_ms", summary(run.figures.host_span)},
           {"device_ms", summary(run.figures.device_span)},
-          {"samples", {{"host_ms", numbers(host)}, {"device_ms", numbers(device)}, {"gate_open_ms", numbers(gate)}}}};
+          {"samples",
+           {{"host_ms", numbers(host)},
+            {"device_ms", numbers(device)},
+            {"gate_open_ms", numbers(gate)}}}};
 }
 
 json experiment_json(const Experiment& exp) {
   json params = json::object();
   for (const auto& [name, value] : exp.params) params[name] = value;
-  return {{"name", exp.name}, {"description", exp.description}, {"file", exp.file}, {"params", params}};
+  return {
+      {"name", exp.name}, {"description", exp.description}, {"file", exp.file}, {"params", params}};
 }
 
 json overlaps_json(const std::vector<OverlapFigures>& overlaps, auto name_of) {
   json out = json::array();
-  for (const auto& o : overlaps) out.push_back({{"a", name_of(o.a)}, {"b", name_of(o.b)}, {"overlap_ms", o.overlap_ms}});
+  for (const auto& o : overlaps)
+    out.push_back({{"a", name_of(o.a)}, {"b", name_of(o.b)}, {"overlap_ms", o.overlap_ms}});
   return out;
 }
 
 json figures_json(const Experiment& exp, const RunFigures& f) {
   json streams = json::array();
-  for (const auto& s : f.streams) streams.push_back({{"stream", exp.streams[s.stream].name}, {"busy_ms", s.busy_ms}});
+  for (const auto& s : f.streams)
+    streams.push_back({{"stream", exp.streams[s.stream].name}, {"busy_ms", s.busy_ms}});
   const SpanBounds& b = f.bounds;
   return {{"streams", streams},
           {"op_overlaps", overlaps_json(f.overlaps, [&](size_t i) { return exp.ops[i].id; })},
           {"op_overlaps_listed", !f.op_pairs_skipped},
-          {"stream_overlaps", overlaps_json(f.stream_overlaps, [&](size_t i) { return exp.streams[i].name; })},
+          {"stream_overlaps",
+           overlaps_json(f.stream_overlaps, [&](size_t i) { return exp.streams[i].name; })},
           {"stream_overlaps_listed", !f.stream_pairs_skipped},
-          {"bounds", {{"no_overlap_ms", number(b.sum_ms)}, {"full_overlap_ms", number(b.busiest_ms)},
-                      {"busiest", b.busiest}, {"span_ms", number(b.span_ms)}, {"efficiency", number(b.efficiency)},
-                      {"concurrency", number(b.concurrency)}}}};
+          {"bounds",
+           {{"no_overlap_ms", number(b.sum_ms)},
+            {"full_overlap_ms", number(b.busiest_ms)},
+            {"busiest", b.busiest},
+            {"span_ms", number(b.span_ms)},
+            {"efficiency", number(b.efficiency)},
+            {"concurrency", number(b.concurrency)}}}};
 }
 
 json expectations_json(const RunRecord& run) {
@@ -113,8 +125,12 @@ json expectations_json(const RunRecord& run) {
     std::string_view status = e.status == ExpectationResult::Status::passed   ? "passed"
                               : e.status == ExpectationResult::Status::failed ? "failed"
                                                                               : "not_evaluated";
-    out.push_back({{"text", e.text}, {"line", e.loc.line}, {"column", e.loc.col}, {"status", status},
-                   {"detail", e.detail}, {"values", values}});
+    out.push_back({{"text", e.text},
+                   {"line", e.loc.line},
+                   {"column", e.loc.col},
+                   {"status", status},
+                   {"detail", e.detail},
+                   {"values", values}});
   }
   return out;
 }
@@ -122,7 +138,10 @@ json expectations_json(const RunRecord& run) {
 json checks_json(const RunRecord& run) {
   json out = json::array();
   for (const auto& c : run.checks)
-    out.push_back({{"title", c.title}, {"passed", c.passed}, {"evaluated", c.evaluated}, {"detail", c.detail}});
+    out.push_back({{"title", c.title},
+                   {"passed", c.passed},
+                   {"evaluated", c.evaluated},
+                   {"detail", c.detail}});
   return out;
 }
 
@@ -136,8 +155,12 @@ std::string format_json(const Experiment& exp, const RunRecord& run) {
       {"schema_version", kResultsSchemaVersion},
       {"tool", {{"name", "streamlab"}, {"version", STREAMLAB_VERSION}}},
       {"experiment", experiment_json(exp)},
-      {"backend", {{"name", run.backend}, {"device", run.device}, {"device_timing", run.device_timing()},
-                   {"timer", run.timer}, {"timer_description", run.timer_description}}},
+      {"backend",
+       {{"name", run.backend},
+        {"device", run.device},
+        {"device_timing", run.device_timing()},
+        {"timer", run.timer},
+        {"timer_description", run.timer_description}}},
       {"notes", run.notes},
       {"repetitions", {{"warmup", run.warmup}, {"timed", run.reps.size()}}},
       {"ops", ops},

@@ -18,10 +18,10 @@
 
 #include <fmt/format.h>
 
-#include "runner/execute/backend.hpp"
 #include "runner/core/diagnostics.hpp"
 #include "runner/core/safe_file.hpp"
 #include "runner/core/suggest.hpp"
+#include "runner/execute/backend.hpp"
 
 namespace streamlab {
 namespace {
@@ -70,14 +70,16 @@ std::string refusal_for_input(const std::string& what) {
 }
 
 std::string not_regular(mode_t mode) {
-  return fmt::format("not a regular file ({}); streamlab writes reports only to regular files or - (stdout)",
-                     file_kind(mode));
+  return fmt::format(
+      "not a regular file ({}); streamlab writes reports only to regular files or - (stdout)",
+      file_kind(mode));
 }
 
 // Why `folder` is no folder to write into, or "".
 std::string folder_problem(const std::string& folder, struct stat& st) {
   if (::stat(folder.c_str(), &st) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return fmt::format("its folder '{}' does not exist", folder);
+    if (errno == ENOENT || errno == ENOTDIR)
+      return fmt::format("its folder '{}' does not exist", folder);
     return fmt::format("its folder '{}' cannot be read ({})", folder, error_text(errno));
   }
   if (!S_ISDIR(st.st_mode)) return fmt::format("its folder '{}' is not a directory", folder);
@@ -96,13 +98,15 @@ std::string unwritable_folder(const std::string& folder) {
 // write is refused even for root, who may write anything: a report never replaces a file that
 // its user could not have written to by hand. In a sticky folder (like /tmp) rename(2) would
 // refuse another user's file, after the run; say so before it.
-std::string replace_problem(const std::string& path, const struct stat& st, const struct stat& folder_st) {
+std::string replace_problem(const std::string& path, const struct stat& st,
+                            const struct stat& folder_st) {
   bool nobody_writes = (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0;
   if (nobody_writes || ::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0)
     return "a read-only file; streamlab replaces only files you may write";
   uid_t me = ::geteuid();
   if ((folder_st.st_mode & S_ISVTX) && me != 0 && st.st_uid != me && folder_st.st_uid != me)
-    return "another user's file in a sticky folder (like /tmp), where only its owner may replace it";
+    return "another user's file in a sticky folder (like /tmp), where only its owner may replace "
+           "it";
   return "";
 }
 
@@ -147,12 +151,14 @@ Checked refused(std::string why) {
 Checked check_file(const std::string& path, const std::vector<Known>& known) {
   Checked c;
   Split s = split(path);
-  if (s.name.empty() || s.name == "." || s.name == "..") return refused("names a folder; give a file name");
+  if (s.name.empty() || s.name == "." || s.name == "..")
+    return refused("names a folder; give a file name");
   struct stat folder_st;
   if (c.problem = folder_problem(s.folder, folder_st); !c.problem.empty()) return c;
   c.folder = real_path(s.folder).value_or("");
   if (c.folder.empty())
-    return refused(fmt::format("its folder '{}' cannot be resolved ({})", s.folder, error_text(errno)));
+    return refused(
+        fmt::format("its folder '{}' cannot be resolved ({})", s.folder, error_text(errno)));
   c.name = s.name;
   c.id.path = join_path(c.folder, c.name);
   struct stat st;
@@ -198,7 +204,8 @@ extern "C" void remove_temporaries_and_reraise(int sig) {
 // A name nobody can guess, so nobody can plant a symlink or FIFO at it beforehand (O_EXCL would
 // refuse one anyway; guessing would only make the commit fail).
 std::string random_suffix() {
-  static constexpr std::string_view kChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  static constexpr std::string_view kChars =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   unsigned char bytes[6];
   size_t got = 0;
   while (got < sizeof bytes) {
@@ -233,7 +240,8 @@ std::string write_and_close(int fd, std::string_view text) {
 class Temporaries {
  public:
   Temporaries() {
-    if (g_committing.exchange(true)) throw std::logic_error("OutputPlan::commit: one commit at a time");
+    if (g_committing.exchange(true))
+      throw std::logic_error("OutputPlan::commit: one commit at a time");
     install_handlers();
   }
   ~Temporaries() {
@@ -269,7 +277,8 @@ class Temporaries {
   static int create(int slot, const std::string& folder, const std::string& name) {
     for (int attempt = 0; attempt < 100; ++attempt) {
       // A name of 255 bytes must still fit NAME_MAX with the dot and the suffix.
-      std::string path = join_path(folder, fmt::format(".{}.{}", name.substr(0, 240), random_suffix()));
+      std::string path =
+          join_path(folder, fmt::format(".{}.{}", name.substr(0, 240), random_suffix()));
       if (path.size() >= PATH_MAX) throw RunError("its path is too long for a temporary beside it");
       std::memcpy(g_temp_path[slot], path.c_str(), path.size() + 1);
       g_temp_live[slot] = true;
@@ -278,9 +287,11 @@ class Temporaries {
       int err = errno;
       g_temp_live[slot] = false;
       if (err != EEXIST)
-        throw RunError(fmt::format("cannot create a temporary in its folder '{}' ({})", folder, error_text(err)));
+        throw RunError(fmt::format("cannot create a temporary in its folder '{}' ({})", folder,
+                                   error_text(err)));
     }
-    throw RunError(fmt::format("cannot create a temporary in its folder '{}' (every name taken)", folder));
+    throw RunError(
+        fmt::format("cannot create a temporary in its folder '{}' (every name taken)", folder));
   }
 
   // A signal already ignored (nohup) stays ignored: nothing would end the run for it.
@@ -321,7 +332,8 @@ OutputPlan::OutputPlan(std::vector<OutputRequest> requests, const std::vector<In
     std::string why;
     if (r.path == "-") {
       if (!stdout_owner.empty())
-        why = fmt::format("also the output of {}; only one report can go to - (stdout)", stdout_owner);
+        why = fmt::format("also the output of {}; only one report can go to - (stdout)",
+                          stdout_owner);
       else
         stdout_owner = r.option;
     } else {
@@ -343,7 +355,8 @@ void OutputPlan::refuse_inputs(const std::vector<InputFile>& inputs) const {
     Identity target = target_identity(target_path(i));
     for (const auto& in : inputs)
       if (same_file(target, input_identity(in.path))) {
-        problems.push_back(fmt::format("{} {}: {}", requests_[i].option, requests_[i].path, refusal_for_input(in.what)));
+        problems.push_back(fmt::format("{} {}: {}", requests_[i].option, requests_[i].path,
+                                       refusal_for_input(in.what)));
         break;
       }
   }
@@ -351,7 +364,8 @@ void OutputPlan::refuse_inputs(const std::vector<InputFile>& inputs) const {
 }
 
 void OutputPlan::commit(const std::vector<std::string>& texts) const {
-  if (texts.size() != requests_.size()) throw std::logic_error("OutputPlan::commit: one text per request");
+  if (texts.size() != requests_.size())
+    throw std::logic_error("OutputPlan::commit: one text per request");
   commit_files(texts);
   for (size_t i = 0; i < requests_.size(); ++i)
     if (requests_[i].path == "-") std::cout << texts[i] << std::flush;
@@ -364,7 +378,8 @@ void OutputPlan::commit_files(const std::vector<std::string>& texts) const {
   Temporaries temps;
   std::vector<int> slots(requests_.size(), -1);
   auto fail = [&](size_t i, const std::string& why, const std::string& outcome) {
-    throw RunError(fmt::format("{} {}: {}; {}", requests_[i].option, requests_[i].path, why, outcome));
+    throw RunError(
+        fmt::format("{} {}: {}; {}", requests_[i].option, requests_[i].path, why, outcome));
   };
   for (size_t i = 0; i < requests_.size(); ++i) {
     if (requests_[i].path == "-") continue;
@@ -377,7 +392,8 @@ void OutputPlan::commit_files(const std::vector<std::string>& texts) const {
   for (size_t i = 0; i < requests_.size(); ++i) {
     struct stat st;
     if (slots[i] >= 0 && ::lstat(target_path(i).c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-      fail(i, fmt::format("it became {} after streamlab checked it", file_kind(st.st_mode)), "no report was written");
+      fail(i, fmt::format("it became {} after streamlab checked it", file_kind(st.st_mode)),
+           "no report was written");
   }
   // Renames cannot be undone together: a failure here (a race with another process) says which
   // reports are already new.
@@ -391,7 +407,9 @@ void OutputPlan::commit_files(const std::vector<std::string>& texts) const {
   }
 }
 
-std::string OutputPlan::target_path(size_t i) const { return join_path(targets_[i].folder, targets_[i].name); }
+std::string OutputPlan::target_path(size_t i) const {
+  return join_path(targets_[i].folder, targets_[i].name);
+}
 
 bool OutputPlan::writes_stdout() const {
   for (const auto& r : requests_)

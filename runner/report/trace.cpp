@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ops/op_kind.hpp"
-#include "runner/report/json_text.hpp"
 #include "runner/report/files.hpp"
+#include "runner/report/json_text.hpp"
 
 namespace streamlab {
 namespace {
@@ -18,21 +18,30 @@ using json = nlohmann::ordered_json;
 constexpr int kGpuPid = 1, kHostPid = 2, kHostTid = 1;
 
 json track_name(int pid, int tid, const std::string& name) {
-  return {{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_name"}, {"args", {{"name", name}}}};
+  return {
+      {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_name"}, {"args", {{"name", name}}}};
 }
 
 json process_name(int pid, const std::string& name) {
-  return {{"ph", "M"}, {"pid", pid}, {"tid", 0}, {"name", "process_name"}, {"args", {{"name", name}}}};
+  return {
+      {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"name", "process_name"}, {"args", {{"name", name}}}};
 }
 
-json slice(int pid, int tid, const Op& op, const std::string& what, double start_ms, double end_ms, size_t rep) {
-  return {{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"name", op.id}, {"cat", op.kind->name},
-          {"ts", start_ms * 1000}, {"dur", (end_ms - start_ms) * 1000},
+json slice(int pid, int tid, const Op& op, const std::string& what, double start_ms, double end_ms,
+           size_t rep) {
+  return {{"ph", "X"},
+          {"pid", pid},
+          {"tid", tid},
+          {"name", op.id},
+          {"cat", op.kind->name},
+          {"ts", start_ms * 1000},
+          {"dur", (end_ms - start_ms) * 1000},
           {"args", {{"what", what}, {"repetition", rep + 1}}}};
 }
 
 json track_names(const Experiment& exp, const RunRecord& run) {
-  json events = json::array({process_name(kHostPid, "host"), track_name(kHostPid, kHostTid, "host thread (API calls)")});
+  json events = json::array(
+      {process_name(kHostPid, "host"), track_name(kHostPid, kHostTid, "host thread (API calls)")});
   if (!run.device_timing()) return events;  // the host backend has no GPU tracks
   events.push_back(process_name(kGpuPid, "GPU: " + run.device));
   for (size_t s = 0; s < exp.streams.size(); ++s)
@@ -51,16 +60,23 @@ std::string format_trace(const Experiment& exp, const RunRecord& run) {
       const Op& op = exp.ops[i];
       const OpSample& s = rep.ops[i];
       std::string what = op.kind->describe(exp, op);
-      events.push_back(slice(kHostPid, kHostTid, op, what, offset + s.issue_ms, offset + s.return_ms, r));
+      events.push_back(
+          slice(kHostPid, kHostTid, op, what, offset + s.issue_ms, offset + s.return_ms, r));
       if (!std::isnan(s.start_ms))
-        events.push_back(slice(kGpuPid, op.stream + 1, op, what, offset + s.start_ms, offset + s.end_ms, r));
+        events.push_back(
+            slice(kGpuPid, op.stream + 1, op, what, offset + s.start_ms, offset + s.end_ms, r));
     }
-    offset += std::max(rep.host_span_ms, std::isnan(rep.device_span_ms) ? 0.0 : rep.device_span_ms) + 0.05;
+    offset +=
+        std::max(rep.host_span_ms, std::isnan(rep.device_span_ms) ? 0.0 : rep.device_span_ms) +
+        0.05;
   }
   json doc = {{"traceEvents", events},
               {"displayTimeUnit", "ms"},
-              {"otherData", {{"experiment", exp.name}, {"file", exp.file}, {"backend", run.backend},
-                             {"schema_version", kResultsSchemaVersion}}}};
+              {"otherData",
+               {{"experiment", exp.name},
+                {"file", exp.file},
+                {"backend", run.backend},
+                {"schema_version", kResultsSchemaVersion}}}};
   return json_text(doc, -1);
 }
 

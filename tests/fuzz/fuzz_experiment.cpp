@@ -1,12 +1,13 @@
-// libFuzzer target: an experiment file is untrusted input (docs/safety.md), so whatever its text says,
-// loading, checking, running it on the host backend and formatting every report must end in a
+// libFuzzer target: an experiment file is untrusted input (docs/safety.md), so whatever its text
+// says, loading, checking, running it on the host backend and formatting every report must end in a
 // result or in one of the errors streamlab reports (InvalidExperiment, RunError); never in a
 // crash, a sanitizer report, an unbounded hang or unbounded memory.
 //
 //   build:  cmake -S . -B build-sanitize -DCMAKE_CXX_COMPILER=clang++ -DSTREAMLAB_FUZZ=ON
 //           cmake --build build-sanitize --target fuzz_experiment
 //   run:    build-sanitize/tests/fuzz/fuzz_experiment -dict=tests/fuzz/experiment.dict \
-//             -timeout=10 -rss_limit_mb=2048 -artifact_prefix=/tmp/fuzz- NEW_CORPUS_DIR tests/fuzz/corpus
+//             -timeout=10 -rss_limit_mb=2048 -artifact_prefix=/tmp/fuzz- NEW_CORPUS_DIR
+//             tests/fuzz/corpus
 //
 // The input is the YAML text. The pipeline is the one `streamlab check` and `streamlab run
 // --backend host --allow-races` follow (runner/cli/cli.cpp): the CLI runs experiments that analyze
@@ -39,11 +40,11 @@
 
 #include "ops/op_kind.hpp"
 #include "runner/analyze/analyze.hpp"
-#include "runner/execute/backend.hpp"
 #include "runner/core/diagnostics.hpp"
-#include "runner/load/environment.hpp"
-#include "runner/execute/execute.hpp"
 #include "runner/core/experiment.hpp"
+#include "runner/execute/backend.hpp"
+#include "runner/execute/execute.hpp"
+#include "runner/load/environment.hpp"
 #include "runner/load/load.hpp"
 #include "runner/report/console.hpp"
 #include "runner/report/files.hpp"
@@ -55,8 +56,8 @@ using namespace streamlab;
 // ---------------------------------------------------------------------------------------------
 // File access while an input is processed.
 
-bool g_guard = false;        // set while LLVMFuzzerTestOneInput runs
-char g_root[PATH_MAX];       // the source tree, resolved
+bool g_guard = false;          // set while LLVMFuzzerTestOneInput runs
+char g_root[PATH_MAX];         // the source tree, resolved
 std::string g_exact_artifact;  // libFuzzer's -exact_artifact_path, if given
 
 bool inside_tree(const char* path) {
@@ -79,7 +80,8 @@ bool libfuzzer_artifact(const char* path) {
   for (char c : p.substr(p.size() - kSha1))
     if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
   std::string_view head = p.substr(0, p.size() - kSha1);
-  for (std::string_view kind : {"crash-", "timeout-", "oom-", "leak-", "slow-unit-", "minimized-from-"})
+  for (std::string_view kind :
+       {"crash-", "timeout-", "oom-", "leak-", "slow-unit-", "minimized-from-"})
     if (head.ends_with(kind)) return true;
   return false;
 }
@@ -99,8 +101,12 @@ bool allowed(const char* path, bool write) {
   return false;
 }
 
-bool fopen_writes(const char* mode) { return mode && (strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+')); }
-bool open_writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)); }
+bool fopen_writes(const char* mode) {
+  return mode && (strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+'));
+}
+bool open_writes(int flags) {
+  return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
+}
 bool open_has_mode(int flags) { return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE; }
 
 template <class F>
@@ -113,10 +119,11 @@ F* next(F*, const char* name) {
 
 struct Budget {
   static constexpr int64_t kBufferBytes = 16 << 20;  // all buffers together
-  static constexpr int64_t kIssued = 2000;           // ops issued in the repetition (loops, times, replays)
-  static constexpr double kWork = 256.0 * (1 << 20); // bytes touched by ops and checks (kMacCost per multiply-add)
-  static constexpr double kMacCost = 8;              // a host reference's multiply-add, in bytes' worth of time
-  static constexpr double kSleepUs = 100'000;        // host functions that sleep: 0.1 s in all
+  static constexpr int64_t kIssued = 2000;  // ops issued in the repetition (loops, times, replays)
+  static constexpr double kWork =
+      256.0 * (1 << 20);  // bytes touched by ops and checks (kMacCost per multiply-add)
+  static constexpr double kMacCost = 8;  // a host reference's multiply-add, in bytes' worth of time
+  static constexpr double kSleepUs = 100'000;  // host functions that sleep: 0.1 s in all
 };
 
 double range_cost(const Experiment& exp, const BufferRange& r) {
@@ -134,14 +141,18 @@ double elements(const Experiment& exp, const BufferRange& r) {
 double op_cost(const Experiment& exp, const Op& op) {
   std::string_view kind = op.kind ? op.kind->name : std::string_view();
   if (kind == "gemm" && op.args.size() >= 3) {
-    double a = elements(exp, op.args[0].range), b = elements(exp, op.args[1].range), c = elements(exp, op.args[2].range);
-    return Budget::kMacCost * std::sqrt(a) * std::sqrt(b) * std::sqrt(c) + range_cost(exp, op.args[2].range);
+    double a = elements(exp, op.args[0].range), b = elements(exp, op.args[1].range),
+           c = elements(exp, op.args[2].range);
+    return Budget::kMacCost * std::sqrt(a) * std::sqrt(b) * std::sqrt(c) +
+           range_cost(exp, op.args[2].range);
   }
   if (kind == "convolutionForward" && op.args.size() >= 3) {
-    double x = elements(exp, op.args[0].range), w = elements(exp, op.args[1].range), y = elements(exp, op.args[2].range);
+    double x = elements(exp, op.args[0].range), w = elements(exp, op.args[1].range),
+           y = elements(exp, op.args[2].range);
     const BufferRange& wr = op.args[1].range;
     double k = 1;
-    if (wr.valid() && wr.buffer < static_cast<int>(exp.buffers.size()) && !exp.buffers[wr.buffer].shape.empty())
+    if (wr.valid() && wr.buffer < static_cast<int>(exp.buffers.size()) &&
+        !exp.buffers[wr.buffer].shape.empty())
       k = std::max<double>(1, static_cast<double>(exp.buffers[wr.buffer].shape[0]));
     return Budget::kMacCost * y * w / k + x;
   }
@@ -157,7 +168,8 @@ bool small_enough(const Experiment& exp) {
     bytes += b.bytes;
   }
   // Ops with how many times each is issued; graph bodies and `times` multiply. Iterative, so a
-  // deeply nested input cannot overflow this target's stack (load's nesting limit is not ours to rely on).
+  // deeply nested input cannot overflow this target's stack (load's nesting limit is not ours to
+  // rely on).
   struct Item {
     const Op* op;
     double times;
@@ -178,8 +190,10 @@ bool small_enough(const Experiment& exp) {
     }
     issued += times;
     work += times * op_cost(exp, op);
-    if (kind == "launchHostFunc" && op.host_fn == 0) sleep_us += times * static_cast<double>(op.value);
-    if (issued > Budget::kIssued || work > Budget::kWork || sleep_us > Budget::kSleepUs) return false;
+    if (kind == "launchHostFunc" && op.host_fn == 0)
+      sleep_us += times * static_cast<double>(op.value);
+    if (issued > Budget::kIssued || work > Budget::kWork || sleep_us > Budget::kSleepUs)
+      return false;
   }
   for (const CheckSpec& c : exp.checks) {
     for (const BufferRange& r : check_ranges(c)) work += range_cost(exp, r);
@@ -190,7 +204,9 @@ bool small_enough(const Experiment& exp) {
 
 // Reading every byte of a result, so that nothing the formatters produce is optimized away.
 volatile size_t g_sink = 0;
-void consume(const std::string& s) { g_sink = g_sink + s.size() + (s.empty() ? 0 : static_cast<unsigned char>(s.back())); }
+void consume(const std::string& s) {
+  g_sink = g_sink + s.size() + (s.empty() ? 0 : static_cast<unsigned char>(s.back()));
+}
 
 void run_on_host(const Experiment& exp, const Findings& findings) {
   try {
@@ -294,7 +310,8 @@ int LLVMFuzzerInitialize(int* argc, char*** argv) {
   if (!realpath(STREAMLAB_SOURCE_DIR, g_root)) g_root[0] = '\0';
   const std::string_view exact = "-exact_artifact_path=";
   for (int i = 1; i < *argc; ++i)
-    if (std::string_view a = (*argv)[i]; a.starts_with(exact)) g_exact_artifact = a.substr(exact.size());
+    if (std::string_view a = (*argv)[i]; a.starts_with(exact))
+      g_exact_artifact = a.substr(exact.size());
   return 0;
 }
 
