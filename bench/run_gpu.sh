@@ -56,6 +56,10 @@ fi
 if want c6; then
   echo "== experiments (C6 at N=1024 and N=8192)"
   for f in experiments/*.yaml; do
+    if ! grep -qE '^params:.*\bN:' "$f"; then  # no N to set (conv_stream_ordered_workspace): as written
+      run_one "$logs/$(basename "$f" .yaml).log" "$f"
+      continue
+    fi
     for n in 1024 8192; do run_one "$logs/$(basename "$f" .yaml)_N$n.log" "$f" --set N=$n; done
   done
 fi
