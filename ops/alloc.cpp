@@ -177,7 +177,6 @@ void lint_blocking_alloc(const Experiment& exp, const Op& op, int index, Finding
 // cudaMalloc and cudaMallocHost may synchronize the device; cudaFree and cudaFreeHost do
 // (docs/semantics.md, I4): the host waits, so the start gate opens before them.
 extern const OpKind kMalloc = {
-    // listed in op_table.cpp
     .name = "malloc",
     .summary = "cudaMalloc: allocate the (device) buffer here; it exists until its free",
     .keys = kKeys,
@@ -195,7 +194,6 @@ extern const OpKind kMalloc = {
         "(cudaErrorStreamCaptureUnsupported)",
 };
 extern const OpKind kFree = {
-    // listed in op_table.cpp
     .name = "free",
     .summary =
         "cudaFree: free a buffer malloc or mallocAsync allocated; waits for the whole device",
@@ -214,7 +212,6 @@ extern const OpKind kFree = {
         "(cudaErrorStreamCaptureUnsupported)",
 };
 extern const OpKind kMallocHost = {
-    // listed in op_table.cpp
     .name = "mallocHost",
     .summary = "cudaMallocHost: allocate the (pinned) buffer here; it exists until freeHost",
     .keys = kKeys,
@@ -232,7 +229,6 @@ extern const OpKind kMallocHost = {
         "(cudaErrorStreamCaptureUnsupported)",
 };
 extern const OpKind kFreeHost = {
-    // listed in op_table.cpp
     .name = "freeHost",
     .summary = "cudaFreeHost: free a buffer mallocHost allocated; waits for the whole device",
     .keys = kKeys,
@@ -250,7 +246,6 @@ extern const OpKind kFreeHost = {
         "(cudaErrorStreamCaptureUnsupported)",
 };
 extern const OpKind kMallocAsync = {
-    // listed in op_table.cpp
     .name = "mallocAsync",
     .summary =
         "cudaMallocAsync: allocate the (device) buffer in stream order; the host does not wait",
@@ -268,7 +263,6 @@ extern const OpKind kMallocAsync = {
         "before the graph",
 };
 extern const OpKind kFreeAsync = {
-    // listed in op_table.cpp
     .name = "freeAsync",
     .summary =
         "cudaFreeAsync: free the buffer in stream order, once the stream's earlier work is done",

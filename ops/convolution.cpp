@@ -359,7 +359,6 @@ std::vector<Access> conv_accesses(const Experiment& exp, const Op& op) {
 }  // namespace
 
 extern const OpKind kConvolutionForward = {
-    // listed in op_table.cpp
     .name = "convolutionForward",
     .summary =
         "y = conv(x, w) by cuDNN in a stream (NCHW float32/float16; algo named or auto; workspace: "

@@ -182,7 +182,6 @@ void lint_copy_async(const Experiment& exp, const Op& op, int index, Findings& o
 }  // namespace
 
 extern const OpKind kMemcpy = {
-    // listed in op_table.cpp
     .name = "memcpy",
     .summary =
         "cudaMemcpy: copy src into dst (buffers or element ranges, same type and size); blocks the "
@@ -202,7 +201,6 @@ extern const OpKind kMemcpy = {
 };
 
 extern const OpKind kMemcpyAsync = {
-    // listed in op_table.cpp
     .name = "memcpyAsync",
     .summary =
         "cudaMemcpyAsync: copy src into dst in a stream (default: legacy); returns at once only "

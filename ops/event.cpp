@@ -54,7 +54,6 @@ void order_event_sync(HappensBefore& hb, const Experiment&, const Op& op) {
 }  // namespace
 
 extern const OpKind kEventRecord = {
-    // listed in op_table.cpp
     .name = "eventRecord",
     .summary =
         "cudaEventRecord: capture the work issued so far to stream (default: legacy) in event",
@@ -71,7 +70,6 @@ extern const OpKind kEventRecord = {
 };
 
 extern const OpKind kStreamWaitEvent = {
-    // listed in op_table.cpp
     .name = "streamWaitEvent",
     .summary = "cudaStreamWaitEvent: later work in stream waits for the work event captured",
     .keys = kWaitKeys,
@@ -87,7 +85,6 @@ extern const OpKind kStreamWaitEvent = {
 };
 
 extern const OpKind kEventSynchronize = {
-    // listed in op_table.cpp
     .name = "eventSynchronize",
     .summary = "cudaEventSynchronize: the host waits for the event's work",
     .keys = kEventSyncKeys,

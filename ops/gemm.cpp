@@ -221,7 +221,6 @@ std::vector<Access> gemm_accesses(const Experiment& exp, const Op& op) {
 }  // namespace
 
 extern const OpKind kGemm = {
-    // listed in op_table.cpp
     .name = "gemm",
     .summary =
         "C = alpha*A*B + beta*C by cuBLAS in a stream (row-major A [M,K], B [K,N], C [M,N]; "

@@ -286,7 +286,6 @@ void assign_graph_body_times(const CudaState& s, const Op& op, OpSample& sample)
 }  // namespace
 
 extern const OpKind kGraph = {
-    // listed in op_table.cpp
     .name = "graph",
     .summary =
         "the ops captured into a CUDA graph from stream (forks joined back), launched `replays` "

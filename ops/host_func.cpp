@@ -110,7 +110,6 @@ std::vector<Access> host_func_accesses(const Experiment&, const Op& op) {
 }  // namespace
 
 extern const OpKind kLaunchHostFunc = {
-    // listed in op_table.cpp
     .name = "launchHostFunc",
     .summary =
         "cudaLaunchHostFunc: a host function in a stream (fn: sleep with us, mark, or read with "

@@ -292,7 +292,6 @@ std::vector<Access> launch_accesses(const Experiment& exp, const Op& op) {
 }  // namespace
 
 extern const OpKind kLaunch = {
-    // listed in op_table.cpp
     .name = "launch",
     .summary =
         "kernel<<<grid, block, shared, stream>>>(args), `times` times back to back: a built-in "

@@ -6,6 +6,8 @@
 // A prefetch moves pages, never values: it reads and writes nothing the analyzer compares, so two
 // unordered ops, one of them a prefetch of the other's buffer, never race (docs/semantics.md, M1).
 // It is device work in its stream (S1). op.dst holds the range, op.value where it goes.
+#include <memory>
+
 #include <fmt/format.h>
 
 #include "ops/op_kind.hpp"
@@ -38,23 +40,37 @@ void parse_prefetch(MapReader& r, Op& op) {
                     b.name, memory_kind_name(b.memory)));
 }
 
-// cudaMemPrefetchAsync took a device ordinal until CUDA 13, which takes a cudaMemLocation.
-cudaError_t prefetch(const void* p, size_t bytes, bool to_host, cudaStream_t stream) {
-  int device = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+// cudaMemPrefetchAsync took a device ordinal (or cudaCpuDeviceId) until CUDA 13, which takes a
+// cudaMemLocation.
 #if CUDART_VERSION >= 13000
-  cudaMemLocation where{};
-  where.type = to_host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
-  where.id = to_host ? 0 : device;
-  return cudaMemPrefetchAsync(p, bytes, where, 0, stream);
+using Location = cudaMemLocation;
 #else
-  return cudaMemPrefetchAsync(p, bytes, to_host ? cudaCpuDeviceId : device, stream);
+using Location = int;
 #endif
+
+// Where the pages go, worked out once before the first repetition: asking the runtime for the
+// current device at every issue would add a call to the window the op is timed in.
+void prepare_prefetch(CudaState& s, const Op& op) {
+  int device = 0;
+  STREAMLAB_CUDA(cudaGetDevice(&device));
+  auto where = std::make_shared<Location>();
+#if CUDART_VERSION >= 13000
+  where->type = op.value == kToHost ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+  where->id = op.value == kToHost ? 0 : device;
+#else
+  *where = op.value == kToHost ? cudaCpuDeviceId : device;
+#endif
+  s.prepared[&op] = std::move(where);
 }
 
 void cuda_prefetch(CudaState& s, const Op& op) {
-  STREAMLAB_CUDA(prefetch(s.at(op.dst), static_cast<size_t>(range_bytes(s.exp, op.dst)),
-                          op.value == kToHost, s.streams[op.stream]));
+  const Location& where = s.prepared_for<Location>(op);
+  const auto bytes = static_cast<size_t>(range_bytes(s.exp, op.dst));
+#if CUDART_VERSION >= 13000
+  STREAMLAB_CUDA(cudaMemPrefetchAsync(s.at(op.dst), bytes, where, 0, s.streams[op.stream]));
+#else
+  STREAMLAB_CUDA(cudaMemPrefetchAsync(s.at(op.dst), bytes, where, s.streams[op.stream]));
+#endif
 }
 
 std::string describe_prefetch(const Experiment& exp, const Op& op) {
@@ -66,7 +82,6 @@ std::string describe_prefetch(const Experiment& exp, const Op& op) {
 }  // namespace
 
 extern const OpKind kMemPrefetchAsync = {
-    // listed in op_table.cpp
     .name = "memPrefetchAsync",
     .summary =
         "cudaMemPrefetchAsync: migrate a managed buffer's pages to the device (default) or the "
@@ -81,6 +96,7 @@ extern const OpKind kMemPrefetchAsync = {
     .bytes = dst_bytes,
     .accesses = no_accesses,
     .order = order_in_stream,
+    .prepare_cuda = prepare_prefetch,
     .uncapturable =
         "streamlab does not capture prefetches (a graph has no prefetch node): prefetch before the "
         "graph",

@@ -77,7 +77,6 @@ void order_memset(HappensBefore& hb, const Experiment& exp, const Op& op) {
 }  // namespace
 
 extern const OpKind kMemset = {
-    // listed in op_table.cpp
     .name = "memset",
     .summary = "cudaMemset: set every byte of a device buffer to value (0..255); default stream",
     .keys = kMemsetKeys,
@@ -95,7 +94,6 @@ extern const OpKind kMemset = {
 };
 
 extern const OpKind kMemsetAsync = {
-    // listed in op_table.cpp
     .name = "memsetAsync",
     .summary = "cudaMemsetAsync: set every byte of a device buffer to value (0..255) in a stream",
     .keys = kMemsetAsyncKeys,

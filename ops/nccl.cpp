@@ -374,7 +374,6 @@ void load_communicators(LoadContext& ctx, const YAML::Node& node) {
 }
 
 extern const OpKind kAllReduce = {
-    // listed in op_table.cpp
     .name = "allReduce",
     .summary =
         "ncclAllReduce on each rank's stream: every rank receives the reduction of all sends",
@@ -392,7 +391,6 @@ extern const OpKind kAllReduce = {
     .host_reference = true,
 };
 extern const OpKind kBroadcast = {
-    // listed in op_table.cpp
     .name = "broadcast",
     .summary = "ncclBroadcast: every rank receives the root rank's send buffer",
     .keys = kBroadcastKeys,
@@ -409,7 +407,6 @@ extern const OpKind kBroadcast = {
     .host_reference = true,
 };
 extern const OpKind kReduceScatter = {
-    // listed in op_table.cpp
     .name = "reduceScatter",
     .summary = "ncclReduceScatter: rank k receives part k of the reduction of all sends",
     .keys = kReduceKeys,
@@ -426,7 +423,6 @@ extern const OpKind kReduceScatter = {
     .host_reference = true,
 };
 extern const OpKind kAllGather = {
-    // listed in op_table.cpp
     .name = "allGather",
     .summary = "ncclAllGather: every rank receives all sends, in rank order",
     .keys = kGatherKeys,

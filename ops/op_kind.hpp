@@ -3,6 +3,8 @@
 // from YAML, how the host backend performs it, how the cuda backend issues it, and every fact
 // the rest of streamlab asks about it. Nothing outside ops/ tests an op by its name: what it
 // needs to know is a field here. op_table.cpp lists the kinds; `streamlab list` prints them.
+// A kind is defined `extern const OpKind kName = {...}` in its file: without `extern`, a const
+// object at namespace scope is private to its file, and the table could not name it.
 #include <span>
 #include <string>
 #include <string_view>

@@ -47,7 +47,6 @@ void order_event_query(HappensBefore& hb, const Experiment&, const Op& op) {
 }  // namespace
 
 extern const OpKind kStreamQuery = {
-    // listed in op_table.cpp
     .name = "streamQuery",
     .summary = "cudaStreamQuery: is all work issued to stream done? (answer recorded; never waits)",
     .keys = kStreamQueryKeys,
@@ -62,7 +61,6 @@ extern const OpKind kStreamQuery = {
 };
 
 extern const OpKind kEventQuery = {
-    // listed in op_table.cpp
     .name = "eventQuery",
     .summary = "cudaEventQuery: is the work captured by event done? (answer recorded; never waits)",
     .keys = kEventQueryKeys,

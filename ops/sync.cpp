@@ -27,7 +27,6 @@ void order_device_sync(HappensBefore& hb, const Experiment&, const Op&) { hb.syn
 }  // namespace
 
 extern const OpKind kStreamSynchronize = {
-    // listed in op_table.cpp
     .name = "streamSynchronize",
     .summary = "cudaStreamSynchronize: the host waits for stream's work",
     .keys = kStreamSyncKeys,
@@ -44,7 +43,6 @@ extern const OpKind kStreamSynchronize = {
 };
 
 extern const OpKind kDeviceSynchronize = {
-    // listed in op_table.cpp
     .name = "deviceSynchronize",
     .summary = "cudaDeviceSynchronize: the host waits for all work in all streams",
     .keys = {},

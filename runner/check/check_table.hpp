@@ -5,9 +5,11 @@
 #include <vector>
 
 #include "runner/check/checks.hpp"
-#include "runner/context/load_context.hpp"
 
 namespace streamlab {
+
+class LoadContext;
+class MapReader;
 
 // One row of the table: a check kind, how it is read and how it compares.
 struct CheckKind {

@@ -14,7 +14,6 @@
 #include "ops/op_kind.hpp"
 #include "runner/context/buffer_init.hpp"
 #include "runner/context/host_state.hpp"
-#include "runner/context/load_context.hpp"
 #include "runner/core/errors.hpp"
 #include "runner/core/half.hpp"
 #include "runner/core/suggest.hpp"

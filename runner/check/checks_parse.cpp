@@ -8,6 +8,7 @@
 #include "ops/kernels/kernel.hpp"
 #include "ops/op_kind.hpp"
 #include "runner/check/check_table.hpp"
+#include "runner/context/load_context.hpp"
 #include "runner/core/suggest.hpp"
 
 namespace streamlab {

@@ -196,8 +196,6 @@ void add_overlaps(const Experiment& exp, const OpGroups& g, const RunRecord& run
     }
 }
 
-}  // namespace
-
 // The repetition whose host span is the median one.
 size_t median_repetition(const RunRecord& run) {
   std::vector<size_t> order(run.reps.size());
@@ -207,6 +205,8 @@ size_t median_repetition(const RunRecord& run) {
   });
   return order.empty() ? 0 : order[order.size() / 2];
 }
+
+}  // namespace
 
 RunFigures run_figures(const Experiment& exp, const RunRecord& run) {
   RunFigures f;
