@@ -48,7 +48,7 @@ sanitize() {
   cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DSTREAMLAB_FUZZ=ON \
     "$@" >/dev/null
   cmake --build build-sanitize -j"$(nproc)" --target streamlab_tests fuzz_experiment
-  ctest --test-dir build-sanitize -R '^(unit|fuzz_corpus)$' --output-on-failure
+  ctest --test-dir build-sanitize -R '^(unit|fuzz_corpus)$' --output-on-failure -j"$(nproc)"
   # Fuzzing: new inputs go to a scratch corpus (kept between local runs), never into the source
   # tree; a crash, timeout or out-of-memory input goes to fuzz-artifacts/ (this run's only).
   local seconds=${STREAMLAB_FUZZ_SECONDS:-120}
@@ -84,7 +84,8 @@ case "${1:-}" in
     build -DSTREAMLAB_WERROR=ON
     # The GPU suite first and verbose, so a skip shows its reason; then everything else.
     ctest --test-dir build -L gpu -V | grep -E "gpu tests skipped|test cases|assertions|Status|tests passed|Skipped" || true
-    ctest --test-dir build -LE gpu --output-on-failure
+    # Two at a time: unit and schema take about 50 s each, on separate cores.
+    ctest --test-dir build -LE gpu --output-on-failure -j"$(nproc)"
     ;;
   sanitize)
     sanitize
