@@ -375,6 +375,7 @@ extern const OpKind kConvolutionForward = {
     .lint = no_lint,
     .prepare_cuda = prepare_conv,
     .host_reference = true,
+    .engine = compute_engine,
 };
 
 }  // namespace streamlab

@@ -170,12 +170,25 @@ void lint_copy_async(const Experiment& exp, const Op& op, int index, Findings& o
             "memcpyAsync '{}' uses pageable memory ('{}'): the call may wait until the copy "
             "is staged or done, so the host blocks and the copy overlaps nothing",
             op.id, b.name));
-    f.fix = fmt::format(
-        "declare '{}' pinned (page-locked), so the copy can run asynchronously:\n"
-        "buffers:\n  {}: {{memory: pinned, ...}}  # line {}",
-        b.name, b.name, b.loc.line);
+    f.fix = fmt::format("declare '{}' pinned (page-locked), so the copy can run asynchronously",
+                        b.name);
+    const std::string pageable = "memory: pageable";
+    if (SourceLines(exp.source).line(b.loc.line).find(pageable) != std::string_view::npos)
+      f.edits = {Edit::replacing("buffers", b.loc.line, pageable, "memory: pinned",
+                                 fmt::format("line {}", b.loc.line))};
     f.ops = {index};
     return;
+  }
+}
+
+Engine copy_engine(const Experiment& exp, const Op& op) {
+  switch (copy_direction(exp, op)) {
+    case cudaMemcpyHostToDevice:
+      return Engine::copy_h2d;
+    case cudaMemcpyDeviceToHost:
+      return Engine::copy_d2h;
+    default:
+      return Engine::copy_other;
   }
 }
 
@@ -198,6 +211,7 @@ extern const OpKind kMemcpy = {
     .uncapturable =
         "a synchronous copy uses the legacy stream, which invalidates the capture "
         "(cudaErrorStreamCaptureImplicit); use memcpyAsync",
+    .engine = copy_engine,
 };
 
 extern const OpKind kMemcpyAsync = {
@@ -216,6 +230,7 @@ extern const OpKind kMemcpyAsync = {
     .accesses = copy_accesses,
     .order = order_copy_async,
     .lint = lint_copy_async,
+    .engine = copy_engine,
 };
 
 }  // namespace streamlab

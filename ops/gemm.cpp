@@ -237,6 +237,7 @@ extern const OpKind kGemm = {
     .lint = no_lint,
     .prepare_cuda = prepare_gemm,
     .host_reference = true,
+    .engine = compute_engine,
 };
 
 }  // namespace streamlab

@@ -2,6 +2,8 @@
 // arguments, type-checked against the kernel's signature (ops/kernels/kernel_table.cpp).
 #include <fmt/format.h>
 
+#include "ops/launch.hpp"
+
 #include "ops/kernels/kernel.hpp"
 #include "ops/op_kind.hpp"
 #include "ops/user_kernel.hpp"
@@ -100,7 +102,8 @@ bool check_user_types(MapReader& r, const UserKernel& k, const Op& op) {
 }
 
 // Binds every parameter of the kernel; returns false if any is missing or of the wrong kind.
-bool bind_args(MapReader& r, const Signature& k, Op& op) {
+// `host_buffers`: buffers may be host memory (a reference check computes on host copies).
+bool bind_args(MapReader& r, const Signature& k, Op& op, bool host_buffers) {
   if (!r.has("args")) {
     if (k.params.empty()) return true;  // `args` may be left out for a kernel without parameters
     r.require("args");
@@ -130,7 +133,7 @@ bool bind_args(MapReader& r, const Signature& k, Op& op) {
     if (!range) continue;
     op.args[i].range = *range;
     const Buffer& buf = r.ctx.exp.buffers[range->buffer];
-    if (!device_accessible(buf.memory)) {
+    if (!host_buffers && !device_accessible(buf.memory)) {
       r.ctx.error(
           node,
           fmt::format(
@@ -152,24 +155,16 @@ void report_kernel_problem(MapReader& r, const KernelArgProblem& problem) {
   r.ctx.error(at, problem.message);
 }
 
-void parse_launch(MapReader& r, Op& op) {
-  static const std::vector<std::string> builtin = [] {
-    std::vector<std::string> all;
-    for (const auto& k : kernel_table()) all.emplace_back(k.name);
-    return all;
-  }();
-  std::vector<std::string> user;
-  for (const auto& k : r.ctx.exp.kernels) user.push_back(k.name);
-  std::vector<std::string> names = builtin;
-  names.insert(names.end(), user.begin(), user.end());
-  auto kernel = r.ctx.choice(r.require("kernel"), "kernel", names);
-  auto grid = r.ctx.dims(r.require("grid"), "grid");
-  auto block = r.ctx.dims(r.require("block"), "block");
+void read_shared(MapReader& r, Op& op) {
   op.shared_bytes = r.has("shared") ? r.ctx.integer(r.get("shared"), "shared").value_or(0) : 0;
   if (op.shared_bytes < 0 || op.shared_bytes > kMaxStaticOptInShared)
     r.ctx.error(r.get("shared"),
                 fmt::format("shared: {} bytes of dynamic shared memory; expected 0..{}",
                             op.shared_bytes, kMaxStaticOptInShared));
+}
+
+// The keys a launch has beyond a kernel call, read where the launch always read them.
+void read_stream_and_times(MapReader& r, Op& op) {
   op.stream = r.stream("stream", false);
   op.device_work = true;
   if (r.has("times")) {  // issued back to back as one op: timed once, so the timer adds nothing per
@@ -179,20 +174,42 @@ void parse_launch(MapReader& r, Op& op) {
       r.ctx.error(r.get("times"),
                   fmt::format("times: {}; expected 1..{}", op.replays, limits::kRepeatsPerOp));
   }
+}
+
+void parse_launch(MapReader& r, Op& op) { read_kernel_call(r, op, false, read_stream_and_times); }
+
+}  // namespace
+
+bool read_kernel_call(MapReader& r, Op& op, bool builtin_on_host, void (*also)(MapReader&, Op&)) {
+  static const std::vector<std::string> builtin = [] {
+    std::vector<std::string> all;
+    for (const auto& k : kernel_table()) all.emplace_back(k.name);
+    return all;
+  }();
+  std::vector<std::string> names = builtin;
+  if (!builtin_on_host)
+    for (const auto& k : r.ctx.exp.kernels) names.push_back(k.name);
+  auto kernel = r.ctx.choice(r.require("kernel"), "kernel", names);
+  auto grid = r.ctx.dims(r.require("grid"), "grid");
+  auto block = r.ctx.dims(r.require("block"), "block");
+  read_shared(r, op);
+  if (also) also(r, op);
   if (grid) op.grid = *grid;
   if (block) op.block = *block;
   if (grid && block) check_geometry(r, op);
-  if (!kernel) return;
+  if (!kernel) return false;
   bool is_user = *kernel >= builtin.size();
   op.kernel = static_cast<int>(is_user ? kUserKernelBase + (*kernel - builtin.size()) : *kernel);
-  if (!bind_args(r, signature(r.ctx.exp, op), op) || !grid || !block) return;
-  if (is_user) {
-    check_user_types(r, user_kernel(r.ctx.exp, op), op);
-    return;
-  }
-  if (auto problem = kernel_table()[op.kernel].validate(KernelCall{r.ctx.exp, op}))
+  if (!bind_args(r, signature(r.ctx.exp, op), op, builtin_on_host) || !grid || !block) return false;
+  if (is_user) return check_user_types(r, user_kernel(r.ctx.exp, op), op);
+  if (auto problem = kernel_table()[op.kernel].validate(KernelCall{r.ctx.exp, op})) {
     report_kernel_problem(r, *problem);
+    return false;
+  }
+  return true;
 }
+
+namespace {
 
 LaunchDims launch_dims(const Op& op) {
   LaunchDims d;
@@ -308,6 +325,7 @@ extern const OpKind kLaunch = {
     .order = order_in_stream,
     .lint = no_lint,
     .prepare_cuda = prepare_launch,
+    .engine = compute_engine,
 };
 
 }  // namespace streamlab

@@ -91,6 +91,7 @@ extern const OpKind kMemset = {
     .uncapturable =
         "a synchronous memset uses the legacy stream, which invalidates the capture "
         "(cudaErrorStreamCaptureImplicit); use memsetAsync",
+    .engine = compute_engine,
 };
 
 extern const OpKind kMemsetAsync = {
@@ -105,6 +106,7 @@ extern const OpKind kMemsetAsync = {
     .bytes = dst_bytes,
     .accesses = memset_accesses,
     .order = order_in_stream,
+    .engine = compute_engine,
 };
 
 }  // namespace streamlab

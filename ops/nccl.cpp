@@ -389,6 +389,7 @@ extern const OpKind kAllReduce = {
     .lint = no_lint,
     .prepare_cuda = prepare_collective,
     .host_reference = true,
+    .engine = compute_engine,
 };
 extern const OpKind kBroadcast = {
     .name = "broadcast",
@@ -405,6 +406,7 @@ extern const OpKind kBroadcast = {
     .lint = no_lint,
     .prepare_cuda = prepare_collective,
     .host_reference = true,
+    .engine = compute_engine,
 };
 extern const OpKind kReduceScatter = {
     .name = "reduceScatter",
@@ -421,6 +423,7 @@ extern const OpKind kReduceScatter = {
     .lint = no_lint,
     .prepare_cuda = prepare_collective,
     .host_reference = true,
+    .engine = compute_engine,
 };
 extern const OpKind kAllGather = {
     .name = "allGather",
@@ -437,6 +440,7 @@ extern const OpKind kAllGather = {
     .lint = no_lint,
     .prepare_cuda = prepare_collective,
     .host_reference = true,
+    .engine = compute_engine,
 };
 
 }  // namespace streamlab

@@ -36,6 +36,12 @@ inline void no_lint(const Experiment&, const Op&, int, Findings&) {}
 
 struct OpSample;  // runner/core/record.hpp
 
+// The part of the device that runs an op's work, for the analyzer's advice on what could overlap
+// (docs/semantics.md, C1-C3): a copy engine of each direction, or the SMs.
+enum class Engine { none, copy_h2d, copy_d2h, copy_other, compute };
+inline Engine no_engine(const Experiment&, const Op&) { return Engine::none; }
+inline Engine compute_engine(const Experiment&, const Op&) { return Engine::compute; }
+
 // What an op does with its `event`, for the analyzer's and the capture check's messages.
 enum class EventUse { none, records, stream_waits, host_waits, queries };
 
@@ -80,6 +86,7 @@ struct OpKind {
   EventUse event_use = EventUse::none;
   // Its host implementation computes what the GPU should: a `reference` check may name it.
   bool host_reference = false;
+  Engine (*engine)(const Experiment&, const Op&) = no_engine;
 };
 
 // Buffers that have an init and that some op writes: every repetition must start from their

@@ -11,6 +11,7 @@
 
 #include "ops/op_kind.hpp"
 #include "runner/analyze/analyze.hpp"
+#include "runner/analyze/fixes.hpp"
 #include "runner/context/happens_before.hpp"
 #include "runner/load/load.hpp"
 #include "tests/test_support.hpp"
@@ -34,7 +35,87 @@ int count_code(const Findings& f, std::string_view code) {
   return n;
 }
 
+// What identifies a finding across an edit that moves lines: its code, its buffer and its ops, by
+// the id the user gave, else by kind (default ids count ops, and an inserted op renumbers them).
+std::string finding_key(const Experiment& e, const Finding& f) {
+  std::vector<std::string> ops;
+  for (int i : f.ops)
+    ops.push_back(e.ops[i].id.find('#') == std::string::npos ? e.ops[i].id
+                                                             : std::string(e.ops[i].kind->name));
+  std::sort(ops.begin(), ops.end());
+  return fmt::format("{} on {} by {}", f.code, f.buffer >= 0 ? e.buffers[f.buffer].name : "-",
+                     fmt::join(ops, ", "));
+}
+
+std::multiset<std::string> unacknowledged_keys(const Experiment& e, const Findings& findings) {
+  std::multiset<std::string> keys;
+  for (const Finding& f : findings.items())
+    if (!f.acknowledged) keys.insert(finding_key(e, f));
+  return keys;
+}
+
+// Applies each fix of the file's findings as printed, alone, and checks that the fixed file loads,
+// no longer gives that finding, and gives nothing it did not give before. Returns the fixes
+// applied.
+int apply_every_fix(const std::filesystem::path& path) {
+  std::string text = read_text(path);
+  Experiment exp = load_string(text, path.filename().string());
+  Findings before = analyze(exp);
+  std::multiset<std::string> had = unacknowledged_keys(exp, before);
+  int applied = 0;
+  for (const Finding& f : before.items()) {
+    if (f.acknowledged || f.edits.empty()) continue;
+    std::string key = finding_key(exp, f);
+    INFO(path.filename().string(), ": fixing ", key, "\n", format_fix_text(f, text));
+    auto fixed = apply_edits(text, f.edits);
+    REQUIRE(fixed.has_value());
+    INFO("the fixed file:\n", *fixed);
+    std::string problems = diagnostics_of(*fixed, path.filename().string());
+    CHECK(problems == "");
+    if (!problems.empty()) continue;
+    Experiment after = load_string(*fixed, path.filename().string());
+    std::multiset<std::string> has = unacknowledged_keys(after, analyze(after));
+    CHECK(has.count(key) < had.count(key));
+    for (const std::string& k : has) {
+      INFO("found after the fix: ", k);
+      CHECK(had.count(k) >= has.count(k));
+    }
+    ++applied;
+  }
+  return applied;
+}
+
 }  // namespace
+
+TEST_CASE("analyze: every fix, applied as printed, removes its finding and gives nothing new") {
+  int applied = 0;
+  for (const std::string dir : {"tests/analyze", "tests/labs", "experiments"})
+    for (const auto& path : yaml_files(dir)) applied += apply_every_fix(path);
+  CHECK(applied >= 25);
+}
+
+TEST_CASE(
+    "analyze: edits insert beside a list item, declare into block, flow or missing sections") {
+  std::string text =
+      "name: x\nevents: {a: {}}\nops:\n  - one: {}\n  - two: {x: 1,\n          y: 2}  # note\n"
+      "  - three: {}\n";
+  auto out = apply_edits(text, {Edit::declaring("events", "b: {}"), Edit::after(5, "- new: {}", ""),
+                                Edit::before(4, "- first: {}", ""), Edit::removal(7, ""),
+                                Edit::declaring("buffers", "h: {}")});
+  REQUIRE(out.has_value());
+  CHECK(*out ==
+        "name: x\nevents: {b: {}, a: {}}\nbuffers:\n  h: {}\nops:\n  - first: {}\n  - one: {}\n"
+        "  - two: {x: 1,\n          y: 2}  # note\n  - new: {}\n");
+  CHECK_FALSE(apply_edits("ops: [{a: {}}]\n", {Edit::after(1, "- b: {}", "")}).has_value());
+  CHECK(apply_edits("events:\n    a: {}\nops:\n  - x: {}\n",
+                    {Edit::declaring("events", "b: {}"), Edit::append("- y: {}", "")}) ==
+        "events:\n    b: {}\n    a: {}\nops:\n  - x: {}\n  - y: {}\n");
+  CHECK(yaml_scalar("s1") == "s1");
+  CHECK(yaml_scalar("s[i]") == "\"s[i]\"");
+  CHECK(yaml_scalar("on") == "\"on\"");
+  CHECK(item_text("ops:\n  - a: {x: 1}  # c\n", 2) == "a: {x: 1}");
+  CHECK_FALSE(item_text("ops:\n  - a: {x: 1,\n       y: 2}\n", 2).has_value());
+}
 
 // STREAMLAB_UPDATE_GOLDEN=1 rewrites the .expected files (then review the diff).
 TEST_CASE("analyze: every experiment under tests/analyze gives exactly its expected diagnostics") {
@@ -71,7 +152,8 @@ TEST_CASE("analyze: a race names both ops, the overlap and the event that would 
   CHECK(race.severity == Severity::error);
   CHECK(race.message.find("data race on 'd[256:512]'") == 0);
   CHECK(race.ops == std::vector<int>{0, 1});
-  CHECK(race.fix.find("- streamWaitEvent: {stream: s2, event: low_done}") != std::string::npos);
+  CHECK(format_fix_text(race, read_text(source_dir() / "tests/analyze/16_overlapping_ranges.yaml"))
+            .find("- streamWaitEvent: {stream: s2, event: low_done}") != std::string::npos);
 }
 
 TEST_CASE("analyze: vector clocks follow stream order, events and host syncs") {

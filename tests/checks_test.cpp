@@ -43,8 +43,8 @@ checks:
   // y = 2x + 1 = 1, 3, ..., 15 (sum 64); r = 2x = 0, 2, ..., 14; y - r = 1.
   CHECK(got ==
         std::vector<std::pair<std::string, std::string>>{
-            {"reference(saxpy of 'axpy')", "passed"},
-            {"reference(scale of 'twice')", "passed"},
+            {"reference(saxpy of 'axpy' -> y)", "passed"},
+            {"reference(scale of 'twice' -> r)", "passed"},
             {"close(y, r)", "passed"},
             {"close(y, r)",
              "r[0] = 0, expected 1 (= y[0]) within rtol 1e-05, atol 1e-08; 8 of 8 elements differ"},

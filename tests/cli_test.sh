@@ -54,15 +54,15 @@ expect env 0 'env: CUBLAS_WORKSPACE_CONFIG=:4096:8 \(from the experiment' -- "$b
 expect env-bad 2 'env: CUDA_DEVICE_MAX_CONNECTIONS needs a value' -- "$bin" run tests/bad/69_env_not_scalar.yaml --backend host
 expect unknown-command 2 "unknown command 'rnu'; did you mean 'run'\?" -- "$bin" rnu
 expect bad-backend 2 'backend' -- "$bin" run experiments/01_one_transpose.yaml --backend gpu
-expect run-host-pass 0 'PASS  transpose\(h_in -> h_out\)' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=64
+expect run-host-pass 4 'PASS  transpose\(h_in -> h_out\)' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=64
 expect run-host-fail 1 'FAIL  transpose\(h_in -> h_out\): h_out\[0, 96\] = -842150451' -- \
   "$bin" run tests/data/short_grid.yaml --backend host
 
 printf 'name: e\nparams: {N: 64}\nops: []\nexpect:\n  - "N > 100"\n' > "$out.yaml"
 expect expectation-fails 1 'FAIL  N > 100' -- "$bin" run "$out.yaml" --backend host
 rm -f "$out.yaml"
-expect json-stdout 0 '^  "schema_version": 1,' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --json -
-expect csv-stdout 0 '^1,1,2,transpose,launch,legacy,24,' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --csv -
+expect json-stdout 4 '^  "schema_version": 1,' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --json -
+expect csv-stdout 4 '^1,1,2,transpose,launch,legacy,24,' -- "$bin" run experiments/01_one_transpose.yaml --backend host --set N=8 --csv -
 
 # Report outputs (docs/safety.md): refused before the run (exit 2), written only after it, all or none.
 exp=experiments/01_one_transpose.yaml
@@ -93,7 +93,7 @@ expect symlink-destination-unchanged 0 '^precious$' -- cat "$dir/victim"
 expect all-problems 2 "^streamlab: error: --html -: also the output of --csv; only one" -- \
   "$bin" run $exp --backend host --set N=8 --json "$dir/link.json" --csv - --html -
 rm -rf "$dir/fifo" "$dir/victim" "$dir/link.json" "$dir/exp.yaml" "$dir/x"
-expect reports-written 0 'PASS  transpose' -- \
+expect reports-written 4 'PASS  transpose' -- \
   "$bin" run $exp --backend host --set N=8 --json "$dir/r.json" --csv "$dir/r.csv"
 expect reports-only-targets 0 '^r\.csv r\.json $' -- bash -c "ls -A '$dir' | tr '\n' ' '; echo"
 expect reports-after-failed-check 1 'FAIL  transpose' -- \
@@ -121,9 +121,9 @@ if [[ -e /usr/local/cuda/lib64/libnvrtc.so.13 || -n "$(ldconfig -p 2>/dev/null |
 else
   expect kernel-not-compiled 0 'note: user kernels not compiled: NVRTC' -- "$bin" check "$out.uk.yaml"
 fi
-expect kernel-on-host 0 "skipped op 'mine' \(line 35\): kernel 'my_saxpy' is CUDA source compiled by NVRTC" -- \
+expect kernel-on-host 4 "skipped op 'mine' \(line 35\): kernel 'my_saxpy' is CUDA source compiled by NVRTC" -- \
   "$bin" run experiments/user_kernel_saxpy.yaml --backend host
-expect kernel-check-not-evaluated 0 "0 of 1 checks passed, 1 not evaluated" -- \
+expect kernel-check-not-evaluated 4 "0 of 1 checks passed, 1 not evaluated" -- \
   "$bin" run experiments/user_kernel_saxpy.yaml --backend host
 expect list-new-ops 0 'convolutionForward' -- "$bin" list
 rm -f "$out.ws.yaml" "$out.uk.yaml"
@@ -198,7 +198,7 @@ rm -f "$out.big.yaml"
 
 # Without a GPU: auto falls back to the host backend and says so; cuda is a runtime failure.
 if ! "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32 >/dev/null 2>&1; then
-  expect auto-fallback 0 'note: no CUDA device .*running on the host backend' -- \
+  expect auto-fallback 4 'note: no CUDA device .*running on the host backend' -- \
     "$bin" run experiments/01_one_transpose.yaml --set N=32
   expect cuda-missing 3 'streamlab: error: --backend cuda: no CUDA device' -- \
     "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32

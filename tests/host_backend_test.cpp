@@ -79,7 +79,8 @@ TEST_CASE("host backend: elements a short grid misses stay poisoned and fail the
   CHECK_FALSE(run.checks[0].passed);
   CHECK(run.checks[0].title == "transpose(h -> r)");
   // Row 0 misses columns 96..99; rows 96..99 miss everything: 96*4 + 4*100 elements.
-  CHECK(run.checks[0].detail.starts_with("r[0, 96] = -842150451, expected "));
+  CHECK(run.checks[0].detail.starts_with(
+      "r[0, 96] = -842150451 (bytes 0xCD: never written, the poison pattern), expected "));
   CHECK(run.checks[0].detail.ends_with(" (= h[96, 0]); 784 of 10000 elements differ"));
 }
 

@@ -95,7 +95,7 @@ checks:
         std::vector<float>{2 * 22 + 10, 2 * 28 + 10, 2 * 49 + 10, 2 * 64 + 10});
   REQUIRE(r.record.checks.size() == 1);
   CHECK(r.record.checks[0].passed);
-  CHECK(r.record.checks[0].title == "reference(gemm 'mm', computed on the host)");
+  CHECK(r.record.checks[0].title == "reference(gemm 'mm' -> c, computed on the host)");
   auto c16 = r.read<uint16_t>("c16");
   CHECK(half_to_float(c16[3]) == 64.0f);
 }

@@ -133,10 +133,14 @@ with tempfile.TemporaryDirectory() as tmp:
         shrink = ["--set", "N=64"] if "N" in (yaml.safe_load(path.read_text()).get("params") or {}) else []
         run = subprocess.run([binary, "run", str(path), "--backend", "host", *shrink, "--repeat", "2",
                               "--json", str(out), "--trace", str(trace)], capture_output=True, text=True)
-        if run.returncode not in (0, 1):
+        if run.returncode not in (0, 1, 4):
             failures.append(f"{path}: streamlab run --json exited {run.returncode}: {run.stderr.strip()}")
             continue
-        results.append((f"--json of {path}", json.loads(out.read_text())))
+        document = json.loads(out.read_text())
+        # The exit code and the JSON tell one verdict: 0 passed, 1 failed, 4 incomplete (null).
+        if document.get("passed") != {0: True, 1: False, 4: None}[run.returncode]:
+            failures.append(f"{path}: exit {run.returncode} but \"passed\": {document.get('passed')}")
+        results.append((f"--json of {path}", document))
         events = json.loads(trace.read_text()).get("traceEvents")
         if not isinstance(events, list) or not all({"ph", "pid", "tid", "name"} <= e.keys() for e in events):
             failures.append(f"{path}: --trace is not Chrome trace event JSON")

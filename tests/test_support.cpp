@@ -28,8 +28,10 @@ std::string read_text(const std::filesystem::path& path) {
 
 std::vector<std::filesystem::path> yaml_files(const std::string& dir) {
   std::vector<std::filesystem::path> files;
+  if (!std::filesystem::exists(source_dir() / dir)) return files;
   for (const auto& e : std::filesystem::recursive_directory_iterator(source_dir() / dir))
-    if (e.path().extension() == ".yaml") files.push_back(e.path());
+    if (e.path().extension() == ".yaml" && !e.path().string().ends_with(".rubric.yaml"))
+      files.push_back(e.path());
   std::sort(files.begin(), files.end());
   return files;
 }

@@ -14,7 +14,8 @@ namespace streamlab::test {
 // the tree at another path), else where CMake configured the build.
 std::filesystem::path source_dir();
 std::string read_text(const std::filesystem::path& path);
-// Every *.yaml under `dir` of the source tree, sorted.
+// Every experiment (*.yaml, but rubrics: *.rubric.yaml) under `dir` of the source tree, sorted;
+// none when `dir` does not exist.
 std::vector<std::filesystem::path> yaml_files(const std::string& dir);
 
 // Loads `text` and returns the formatted diagnostics ("" when it loads).

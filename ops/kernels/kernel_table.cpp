@@ -144,6 +144,34 @@ std::optional<KernelArgProblem> check_scale_args(const KernelCall& call) {
   return check_real_fits_float(call, 1);
 }
 
+constexpr KernelParam kLcgParams[] = {
+    {"x", ParamKind::in_buffer, "int32 or uint32 range, at least as long as y"},
+    {"y", ParamKind::out_buffer,
+     "range of the same type; y[i] = x[i] after `rounds` steps of v = a * v + c (mod 2^32)"},
+    {"rounds", ParamKind::scalar, "steps per element, 0..1000000: the kernel's time grows with it"},
+    {"a", ParamKind::scalar, "the multiplier, taken mod 2^32 (e.g. 1664525)"},
+    {"c", ParamKind::scalar, "the increment, taken mod 2^32 (e.g. 1013904223)"},
+};
+std::optional<KernelArgProblem> check_lcg_args(const KernelCall& call) {
+  for (int p : {0, 1}) {
+    const Buffer& b = call.buffer(p);
+    if (b.type != ElemType::int32 && b.type != ElemType::uint32)
+      return KernelArgProblem{p == 0 ? "x" : "y",
+                              fmt::format("buffer '{}' is {}; lcg works on int32 or uint32", b.name,
+                                          elem_type_name(b.type))};
+  }
+  if (call.buffer(0).type != call.buffer(1).type)
+    return KernelArgProblem{"y",
+                            fmt::format("buffer '{}' is {}, but 'x' is {}; expected the same "
+                                        "type",
+                                        call.buffer(1).name, elem_type_name(call.buffer(1).type),
+                                        elem_type_name(call.buffer(0).type))};
+  if (call.scalar(2) < 0 || call.scalar(2) > 1'000'000)
+    return KernelArgProblem{"rounds",
+                            fmt::format("rounds is {}; expected 0..1000000", call.scalar(2))};
+  return check_covers(call, 0, 1);
+}
+
 constexpr KernelParam kReduceParams[] = {
     {"in", ParamKind::in_buffer, "float32 range to sum"},
     {"out", ParamKind::out_buffer,
@@ -180,6 +208,7 @@ int64_t fill_bytes(const KernelCall& c) { return kF32 * c.count(0); }
 int64_t vector_add_bytes(const KernelCall& c) { return 3 * kF32 * c.count(2); }
 int64_t saxpy_bytes(const KernelCall& c) { return 3 * kF32 * c.count(1); }
 int64_t scale_bytes(const KernelCall& c) { return 2 * kF32 * c.count(0); }
+int64_t lcg_bytes(const KernelCall& c) { return 2 * kF32 * c.count(1); }
 int64_t reduce_bytes(const KernelCall& c) { return kF32 * (c.count(0) + c.op.grid[0]); }
 
 // Each element read once and written once (n*n fits: checked at load).
@@ -208,6 +237,10 @@ constexpr KernelKind kKernels[] = {
      check_saxpy_args, host_saxpy, launch_saxpy, saxpy_bytes},
     {"scale", "x[i] *= factor, in place (float32, grid-stride)", kScaleParams, check_scale_args,
      host_scale, launch_scale, scale_bytes},
+    {"lcg",
+     "y[i] = x[i] after `rounds` steps of v = a * v + c, mod 2^32 (int32 or uint32, grid-stride): "
+     "compute whose time grows with rounds, with an exact result",
+     kLcgParams, check_lcg_args, host_lcg, launch_lcg, lcg_bytes},
     {"reduce_sum",
      "out[b] = the sum of block b's share of in, through a shared-memory tree with __syncthreads; "
      "1-D, power-of-two blocks; launch again with one block for the total",

@@ -26,6 +26,17 @@ __global__ void scale_kernel(float* x, int64_t n, float factor) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) x[i] = __fmul_rn(x[i], factor);
 }
 
+// `rounds` dependent multiply-adds per element, in 32-bit unsigned arithmetic (wrapping): the
+// kernel's time grows with rounds while its result stays exact, so a host reference can check it.
+__global__ void lcg_kernel(const uint32_t* x, uint32_t* y, int64_t n, int64_t rounds, uint32_t a,
+                           uint32_t c) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    uint32_t v = x[i];
+    for (int64_t r = 0; r < rounds; ++r) v = v * a + c;
+    y[i] = v;
+  }
+}
+
 // The classic tree: each level halves the active threads, and __syncthreads makes one level's
 // sums visible before the next reads them.
 __global__ void reduce_sum_kernel(const float* in, float* out, int64_t n) {
@@ -67,6 +78,11 @@ cudaError_t launch_saxpy(const LaunchDims& d, cudaStream_t stream, const KernelA
 }
 cudaError_t launch_scale(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
   STREAMLAB_LAUNCH(scale_kernel, 0, f32(a.ptr[0]), a.count[0], float(a.real[1]));
+}
+cudaError_t launch_lcg(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+  STREAMLAB_LAUNCH(lcg_kernel, 0, static_cast<const uint32_t*>(a.ptr[0]),
+                   static_cast<uint32_t*>(a.ptr[1]), a.count[1], a.scalar[2],
+                   uint32_t(a.scalar[3]), uint32_t(a.scalar[4]));
 }
 cudaError_t launch_reduce_sum(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
   STREAMLAB_LAUNCH(reduce_sum_kernel, d.block[0] * int64_t(sizeof(float)), f32(a.ptr[0]),

@@ -23,6 +23,10 @@ void host_saxpy(const LaunchDims& dims, const KernelArgs& args);
 // scale(x, factor): x[i] *= factor, in place.
 cudaError_t launch_scale(const LaunchDims& dims, cudaStream_t stream, const KernelArgs& args);
 void host_scale(const LaunchDims& dims, const KernelArgs& args);
+// lcg(x, y, rounds, a, c): y[i] = x[i] after `rounds` steps of v = a * v + c, in 32-bit unsigned
+// arithmetic (mod 2^32), for the elements of y: work that grows with rounds, with an exact result.
+cudaError_t launch_lcg(const LaunchDims& dims, cudaStream_t stream, const KernelArgs& args);
+void host_lcg(const LaunchDims& dims, const KernelArgs& args);
 // reduce_sum(in, out): block b writes out[b], the sum of the elements its threads visit (thread t
 // of block b: elements b*blockDim + t, then every gridDim*blockDim), added in a shared-memory tree
 // with __syncthreads between levels. blockDim.x is a power of two; grid 1-D. Launch it again with

@@ -37,6 +37,17 @@ void host_scale(const LaunchDims&, const KernelArgs& a) {
   for (int64_t i = 0; i < a.count[0]; ++i) x[i] = x[i] * float(a.real[1]);
 }
 
+// The steps compose: `rounds` of v -> a*v + c are one v -> A*v + C (mod 2^32), so the reference
+// costs one pass over the elements however many rounds the device does.
+void host_lcg(const LaunchDims&, const KernelArgs& a) {
+  const auto* x = static_cast<const uint32_t*>(a.ptr[0]);
+  auto* y = static_cast<uint32_t*>(a.ptr[1]);
+  const auto step_a = uint32_t(a.scalar[3]), step_c = uint32_t(a.scalar[4]);
+  uint32_t mul = 1, add = 0;
+  for (int64_t r = 0; r < a.scalar[2]; ++r) mul *= step_a, add = add * step_a + step_c;
+  for (int64_t i = 0; i < a.count[1]; ++i) y[i] = x[i] * mul + add;
+}
+
 void host_reduce_sum(const LaunchDims& d, const KernelArgs& a) {
   const float* in = f32(a.ptr[0]);
   float* out = f32(a.ptr[1]);

@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 
 #include "ops/op_kind.hpp"
+#include "runner/analyze/fixes.hpp"
+#include "runner/analyze/overlap.hpp"
 #include "runner/context/happens_before.hpp"
 
 namespace streamlab {
@@ -48,8 +50,11 @@ struct Scope {
 
 class Analyzer {
  public:
-  Analyzer(const Experiment& exp, Scope scope)
+  // `check_fixes`: fixes that move ops are checked by analyzing the op list they make (not done
+  // by the analysis that checks one).
+  Analyzer(const Experiment& exp, Scope scope, bool check_fixes = true)
       : exp_(exp),
+        check_fixes_(check_fixes),
         ops_(scope.ops),
         top_level_(scope.top_level),
         hb_(exp),
@@ -60,6 +65,8 @@ class Analyzer {
         records_of_event_(exp.events.size()),
         consumed_(ops_.size(), false),
         waits_(exp.streams.size()) {
+    facts_.at.resize(ops_.size());
+    facts_.accesses.resize(ops_.size());
     if (!top_level_) return;
     for (size_t b = 0; b < exp.buffers.size(); ++b) {
       if (exp.buffers[b].alloc_op >= 0) allocates_[exp.buffers[b].alloc_op] = static_cast<int>(b);
@@ -71,9 +78,11 @@ class Analyzer {
     for (int i = 0; i < static_cast<int>(ops_.size()); ++i) issue(i);
     if (top_level_) check_reads_at_end();
     report_unused_records();
+    offer_record_removals();
     report_unrecorded_waits();
     report_legacy_barriers();
     for (const Conflict& c : conflicts_) explain(c);
+    if (top_level_) find_overlap_pitfalls(exp_, ops_, facts_, out_, reanalyze());
     return std::move(out_);
   }
 
@@ -89,10 +98,15 @@ class Analyzer {
   }
 
   void issue(int i) {
+    // A host wait of its own, in a loop: what the host waited for, for sync-in-loop.
+    bool may_wait = !outside_loops(op(i)) && !op(i).device_work && frees_[i] < 0;
+    Clock host_before = may_wait ? hb_.host() : Clock{};
     hb_.begin(i);
     op(i).kind->order(hb_, exp_, op(i));
     op(i).kind->lint(exp_, op(i), i, out_);
     const IssueEffects& fx = hb_.effects();
+    if (may_wait && !fx.at) note_host_wait(i, host_before);
+    facts_.at[i] = fx.at;
     track_events(i, fx);
     track_legacy(i, fx);
     if (allocates_[i] >= 0) alloc_at_[allocates_[i]] = fx.at;
@@ -105,6 +119,20 @@ class Analyzer {
       check_conflicts(i, a, fx.start);
     }
     for (const Access& a : accesses) add_live(i, *fx.at, a, fx.start);
+    if (op(i).device_work) facts_.accesses[i] = std::move(accesses);
+  }
+
+  void note_host_wait(int i, const Clock& before) {
+    WalkFacts::HostWait w{i, {}};
+    for (size_t s = 0; s < before.size(); ++s)
+      if (hb_.host()[s] > before[s]) w.streams.push_back(static_cast<int>(s));
+    if (!w.streams.empty()) facts_.host_waits.push_back(std::move(w));
+  }
+
+  Reanalyze reanalyze() const {
+    if (!check_fixes_) return {};
+    const Experiment& exp = exp_;
+    return [&exp](std::vector<Op> ops) { return Analyzer(exp, Scope{ops, true}, false).run(); };
   }
 
   // --- memory: races and lifetimes ---
@@ -135,9 +163,10 @@ class Analyzer {
                     op(r.op).id, stream_name(op(r.op).stream), op(r.op).loc.line, verb(r.write)));
     f.related.push_back({op(r.op).loc, fmt::format("op '{}' {}s '{}' here", op(r.op).id,
                                                    verb(r.write), range_name(exp_, overlap))});
-    f.fix = op(i).workspace.buffer == overlap.buffer && op(r.op).workspace.buffer == overlap.buffer
-                ? workspace_fix(r.op, i)
-                : event_fix(r.op, i);
+    if (op(i).workspace.buffer == overlap.buffer && op(r.op).workspace.buffer == overlap.buffer)
+      workspace_fix(f, r.op, i);
+    else
+      event_fix(f, r.op, i);
     f.ops = {r.op, i};
     f.buffer = overlap.buffer;
     conflicts_.push_back({out_.items().size() - 1, r.op, i});
@@ -145,18 +174,35 @@ class Analyzer {
 
   // Two library calls sharing a workspace (docs/semantics.md, L2): one workspace each lets them run
   // at once; an event would serialize them.
-  std::string workspace_fix(int first, int second) const {
-    const Buffer& ws = exp_.buffers[op(second).workspace.buffer];
-    return fmt::format(
-        "give op '{}' a workspace of its own, so that both may run at once:\n"
-        "  buffers:\n"
-        "    {}_{}: {{type: {}, count: {}, memory: device}}\n"
-        "  and in op '{}': workspace: {}_{}\n"
-        "(or, to run them one after the other, order them with an event: {})",
-        op(second).id, ws.name, stream_name(op(second).stream), elem_type_name(ws.type), ws.count,
-        op(second).id, ws.name, stream_name(op(second).stream),
-        fmt::format("record one in stream '{}' after op '{}', wait for it in stream '{}'",
-                    stream_name(op(first).stream), op(first).id, stream_name(op(second).stream)));
+  void workspace_fix(Finding& f, int first, int second) const {
+    const Op& o = op(second);
+    const Buffer& ws = exp_.buffers[o.workspace.buffer];
+    std::string own = identifier_from(ws.name + "_" + stream_name(o.stream));
+    f.fix = fmt::format(
+        "give op '{}' a workspace of its own, so that both may run at once (or, to run them one "
+        "after the other, record an event in stream '{}' after op '{}' and wait for it in stream "
+        "'{}')",
+        o.id, stream_name(op(first).stream), op(first).id, stream_name(o.stream));
+    std::string uses = "workspace: " + ws.name;
+    std::string line(SourceLines(exp_.source).line(o.loc.line));
+    size_t at = line.find(uses);
+    bool exact = at != std::string::npos &&
+                 (at + uses.size() == line.size() || line[at + uses.size()] == ',' ||
+                  line[at + uses.size()] == '}' || line[at + uses.size()] == ' ');
+    if (!outside_loops(o) || !exact) return;  // in a loop: one per iteration, an `array:`
+    f.edits = {Edit::declaring("buffers", fmt::format("{}: {{type: {}, count: {}, memory: device}}",
+                                                      own, elem_type_name(ws.type), ws.count)),
+               Edit::replacing("ops", o.loc.line, uses, "workspace: " + own,
+                               fmt::format("line {}", o.loc.line))};
+  }
+
+  // A name made of an id or a stream's name that is itself an identifier ("in[2]" -> "in_2").
+  static std::string identifier_from(const std::string& text) {
+    std::string out;
+    for (char ch : text) out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+    while (!out.empty() && out.back() == '_') out.pop_back();
+    if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "op_" + out;
+    return out;
   }
 
   // A host function reads host memory while device work may still write it.
@@ -170,7 +216,7 @@ class Analyzer {
                     title(writer)));
     f.related.push_back(
         {op(r.op).loc, fmt::format("op '{}' {}s it here", op(r.op).id, verb(r.write))});
-    f.fix = event_fix(r.op, i);
+    event_fix(f, r.op, i);
     f.ops = {r.op, i};
     f.buffer = overlap.buffer;
     conflicts_.push_back({out_.items().size() - 1, r.op, i});
@@ -193,7 +239,7 @@ class Analyzer {
                     stream_name(op(i).stream)));
     f.related.push_back(
         {op(b.alloc_op).loc, fmt::format("'{}' is allocated here, in stream order", b.name)});
-    f.fix = event_fix(b.alloc_op, i);
+    event_fix(f, b.alloc_op, i);
     f.ops = {b.alloc_op, i};
     f.buffer = a.range.buffer;
   }
@@ -209,12 +255,10 @@ class Analyzer {
                                         exp_.buffers[buffer].name, title(r.op), verb(r.write)));
       f.related.push_back({op(r.op).loc, fmt::format("op '{}' uses '{}' here", op(r.op).id,
                                                      exp_.buffers[buffer].name)});
-      f.fix = op(i).stream >= 0 ? event_fix(r.op, i)
-                                : fmt::format(
-                                      "make the host wait for stream '{}' before op '{}':\n"
-                                      "- streamSynchronize: {{stream: {}}}  # before line {}",
-                                      stream_name(op(r.op).stream), op(i).id,
-                                      stream_name(op(r.op).stream), op(i).loc.line);
+      if (op(i).stream >= 0)
+        event_fix(f, r.op, i);
+      else
+        host_wait_fix(f, r.op, i);
       f.ops = {r.op, i};
       f.buffer = buffer;
     }
@@ -259,11 +303,11 @@ class Analyzer {
                       exp_.buffers[range.buffer].name));
       f.related.push_back({op(r.op).loc, fmt::format("op '{}' writes '{}' here", op(r.op).id,
                                                      exp_.buffers[range.buffer].name)});
-      f.fix = fmt::format(
-          "make the host wait for stream '{}' after op '{}':\n"
-          "- streamSynchronize: {{stream: {}}}  # after line {}, before the end of the ops",
-          stream_name(op(r.op).stream), op(r.op).id, stream_name(op(r.op).stream),
-          op(r.op).loc.line);
+      f.fix = fmt::format("make the host wait for stream '{}' at the end of the ops",
+                          stream_name(op(r.op).stream));
+      f.edits = {Edit::append(fmt::format("- streamSynchronize: {{stream: {}}}",
+                                          stream_name_ref(exp_, op(r.op).stream)),
+                              "at the end of the ops")};
       f.ops = {r.op};
       f.checks = {c};
       f.buffer = range.buffer;
@@ -271,26 +315,50 @@ class Analyzer {
   }
 
   // The YAML that orders op `before` ahead of op `after`: an event recorded after one, waited for
-  // before the other.
-  std::string event_fix(int before, int after) const {
-    std::string base;
-    for (char ch : op(before).id) base += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-    while (!base.empty() && base.back() == '_') base.pop_back();
+  // before the other, each written beside its op (in a loop, in the loop's own terms).
+  void event_fix(Finding& f, int before, int after) const {
+    const Op &b = op(before), &a = op(after);
+    std::string base = identifier_from(outside_loops(b) ? b.id : b.id.substr(0, b.id.find('[')));
     std::string name = base + "_done";
     for (int n = 2; std::any_of(exp_.events.begin(), exp_.events.end(),
                                 [&](const Event& e) { return e.name == name; });
          ++n)
       name = fmt::format("{}_done{}", base, n);
-    int from = op(before).stream, to = op(after).stream;
-    return fmt::format(
+    f.fix = fmt::format(
         "record an event in stream '{}' after op '{}' and make stream '{}' wait for it before op "
-        "'{}':\n"
-        "events:\n  {}: {{flags: disable-timing}}\n"
-        "ops:\n"
-        "  - eventRecord: {{event: {}, stream: {}}}  # after line {}\n"
-        "  - streamWaitEvent: {{stream: {}, event: {}}}  # before line {}",
-        stream_name(from), op(before).id, stream_name(to), op(after).id, name, name,
-        stream_name(from), op(before).loc.line, stream_name(to), name, op(after).loc.line);
+        "'{}'",
+        stream_name(b.stream), b.id, stream_name(a.stream), a.id);
+    // A record inside a loop is re-recorded by each iteration: a wait outside that iteration
+    // would see only the last one.
+    if (!same_iteration(b, a) && !outside_loops(b)) {
+      f.fix += fmt::format(
+          "; the two come from different iterations of loops, so record one event per iteration "
+          "(an event with `array:`, indexed by the loop's variable) and wait for the one "
+          "recorded after op '{}'",
+          b.id);
+      return;
+    }
+    f.edits = {Edit::declaring("events", name + ": {flags: disable-timing}"),
+               Edit::after(b.loc.line,
+                           fmt::format("- eventRecord: {{event: {}, stream: {}}}", name,
+                                       stream_ref(exp_, b)),
+                           fmt::format("after line {}", b.loc.line)),
+               Edit::before(a.loc.line,
+                            fmt::format("- streamWaitEvent: {{stream: {}, event: {}}}",
+                                        stream_ref(exp_, a), name),
+                            fmt::format("before line {}", a.loc.line))};
+  }
+
+  // The host waits for the user's stream before a host call (cudaFree, freeHost) frees a buffer.
+  void host_wait_fix(Finding& f, int user, int freeing) const {
+    const Op &u = op(user), &fr = op(freeing);
+    f.fix = fmt::format("make the host wait for stream '{}' before op '{}'", stream_name(u.stream),
+                        fr.id);
+    std::string stream =
+        same_iteration(u, fr) ? stream_ref(exp_, u) : stream_name_ref(exp_, u.stream);
+    if (!same_iteration(u, fr) && !outside_loops(u) && !outside_loops(fr)) return;
+    f.edits = {Edit::before(fr.loc.line, fmt::format("- streamSynchronize: {{stream: {}}}", stream),
+                            fmt::format("before line {}", fr.loc.line))};
   }
 
   // Counts a finding that repeats one already made from the same YAML lines (a loop) instead of
@@ -347,6 +415,12 @@ class Analyzer {
       f.fix = fmt::format(
           "move op '{}' after the record at line {} (a wait binds to the record issued before it)",
           op(i).id, op(later).loc.line);
+      auto text = item_text(exp_.source, op(i).loc.line);
+      if (!text || !same_iteration(op(i), op(later))) continue;
+      f.edits = {
+          Edit::removal(op(i).loc.line, fmt::format("remove it from line {}", op(i).loc.line)),
+          Edit::after(op(later).loc.line, "- " + *text,
+                      fmt::format("after line {}", op(later).loc.line))};
     }
   }
 
@@ -361,6 +435,20 @@ class Analyzer {
                       event, op(r).id));
       f.fix = "remove the record, or use it (streamWaitEvent, eventSynchronize)";
       f.ops = {r};
+      unused_records_.push_back(out_.items().size() - 1);
+    }
+  }
+
+  // Removing an unused record is a fix only where no iteration of its line uses it.
+  void offer_record_removals() {
+    if (unused_records_.empty()) return;
+    std::map<std::pair<int, int>, int> expanded;  // (line, col) -> ops issued from there
+    for (const Op& o : ops_) ++expanded[{o.loc.line, o.loc.col}];
+    for (size_t index : unused_records_) {
+      Finding& f = out_.items()[index];
+      if (f.repeats != expanded[{f.loc.line, f.loc.col}]) continue;
+      f.fix = "remove the record (or use it: streamWaitEvent, eventSynchronize)";
+      f.edits = {Edit::removal(f.loc.line, fmt::format("remove the op at line {}", f.loc.line))};
     }
   }
 
@@ -400,10 +488,11 @@ class Analyzer {
       Finding& f = out_.add(
           "legacy-serializes", op(i).loc,
           fmt::format("op '{}' runs on the legacy default stream, so it {}", op(i).id, what));
+      // Not `flags: non-blocking` on the other streams: the legacy stream would then order nothing
+      // with them, and what it orders now would race.
       f.fix =
-          "issue it to a stream of its own (the Async form of the call, with `stream:`), or "
-          "declare the other "
-          "streams with `flags: non-blocking`";
+          "if it need not wait for the other streams, issue it to a created stream of its own "
+          "(the Async form of the call, with `stream:`), and order it with events where it must";
       f.ops = {i};
     }
   }
@@ -469,8 +558,10 @@ class Analyzer {
   };
 
   const Experiment& exp_;
+  bool check_fixes_;
   std::span<const Op> ops_;
   bool top_level_;
+  WalkFacts facts_;
   HappensBefore hb_;
   Findings out_;
   std::vector<std::vector<Record>> live_;             // per buffer
@@ -483,6 +574,7 @@ class Analyzer {
   std::vector<std::vector<int>> waits_;  // per stream: its streamWaitEvent ops
   std::map<int, LegacyBarrier> legacy_;  // per legacy-stream op that serializes something
   std::vector<Conflict> conflicts_;
+  std::vector<size_t> unused_records_;  // findings of records nothing uses
   std::map<std::tuple<std::string_view, int, int, int, int, int>, size_t>
       made_;  // by code, places, buffer
 };

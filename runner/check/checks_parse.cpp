@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 
 #include "ops/kernels/kernel.hpp"
+#include "ops/launch.hpp"
 #include "ops/op_kind.hpp"
 #include "runner/check/check_table.hpp"
+#include "runner/check/items.hpp"
 #include "runner/context/load_context.hpp"
 #include "runner/core/suggest.hpp"
 
@@ -181,8 +183,10 @@ void load_check(LoadContext& ctx, const YAML::Node& item) {
   std::vector<std::string> keys = k.keys;
   keys.emplace_back("expect?");
   keys.emplace_back("allow?");
+  add_item_keys(keys);
   MapReader r(ctx, entry.second, fmt::format("check '{}'", k.info.name), keys);
   if (!r.ok()) return;
+  spec.item = read_item_meta(r);
   if (r.has("expect"))
     spec.expect_mismatch =
         ctx.choice(r.get("expect"), "check expect", {"match", "mismatch"}).value_or(0) == 1;
@@ -246,14 +250,48 @@ void parse_checksum(LoadContext& ctx, MapReader& r, CheckSpec& c) {
   parse_tolerance(ctx, r, c, floats ? 1e-6 : 0, 0);  // float sums depend on the order of additions
 }
 
+// `kernel:` with `grid`, `block` and `args` as a launch takes them: the kernel's host reference
+// applied to the initial contents of the ranges it reads, compared with the final contents of
+// those it writes. No op need make the call: a grader checks a whole result however a
+// submission computed it.
+void parse_kernel_reference(LoadContext& ctx, MapReader& r, CheckSpec& c) {
+  if (r.has("inputs") || r.has("outputs"))
+    return ctx.error(r.node(),
+                     "reference: with `kernel:`, `args` names the ranges it computes on and "
+                     "compares; inputs and outputs stand in for a launch's parameters");
+  auto call = std::make_shared<Op>();
+  call->kind = nullptr;
+  call->loc = c.loc;
+  call->id = "reference";
+  if (!read_kernel_call(r, *call, true)) return;
+  const KernelKind& k = kernel_table()[call->kernel];
+  c.args.resize(k.params.size());
+  c.outputs.resize(k.params.size());
+  for (size_t p = 0; p < k.params.size(); ++p) {
+    if (!is_buffer_param(k.params[p].kind)) continue;
+    const BufferRange& range = call->args[p].range;
+    c.args[p] = range;
+    if (k.params[p].kind != ParamKind::in_buffer) c.outputs[p] = range;
+    const Buffer& b = ctx.exp.buffers[range.buffer];
+    if (k.params[p].kind != ParamKind::out_buffer && b.init.kind == InitSpec::Kind::none)
+      ctx.error(r.get("args")[std::string(k.params[p].name)],
+                fmt::format("the reference reads '{}' from buffer '{}', which has no init (its "
+                            "initial contents are poison); name a buffer with an init",
+                            k.params[p].name, b.name));
+  }
+  c.call = call;
+}
+
 void parse_reference(LoadContext& ctx, MapReader& r, CheckSpec& c) {
   parse_tolerance(ctx, r, c, 0, 0);
-  if (r.has("op") || !r.has("launch")) {
-    if (r.has("launch") || !r.has("op"))
-      return ctx.error(
-          r.node(),
-          "reference: give exactly one of `launch:` (a built-in kernel's launch) and `op:` "
-          "(a gemm or convolutionForward op)");
+  int forms = r.has("launch") + r.has("op") + r.has("kernel");
+  if (forms != 1)
+    return ctx.error(r.node(),
+                     "reference: give exactly one of `launch:` (a built-in kernel's launch), `op:` "
+                     "(a gemm, convolutionForward or NCCL op) and `kernel:` (a built-in kernel "
+                     "applied to buffers, with grid, block and args)");
+  if (r.has("kernel")) return parse_kernel_reference(ctx, r, c);
+  if (r.has("op")) {
     if (r.has("inputs") || r.has("outputs"))
       ctx.error(
           r.node(),
@@ -284,13 +322,12 @@ void parse_reference(LoadContext& ctx, MapReader& r, CheckSpec& c) {
 }
 
 void load_checks(LoadContext& ctx, const YAML::Node& node) {
-  if (!node.IsDefined() || node.IsNull()) return;
-  if (!node.IsSequence()) {
+  if (node.IsDefined() && !node.IsNull() && !node.IsSequence()) {
     ctx.error(node, fmt::format("checks: expected a list of checks (`- KIND: {{fields}}`), got {}",
                                 describe_node(node)));
     return;
   }
-  for (const auto& item : node) load_check(ctx, item);
+  for_each_item(ctx, node, "checks", [&](const YAML::Node& item) { load_check(ctx, item); });
 }
 
 }  // namespace streamlab

@@ -1,6 +1,7 @@
 // Evaluation of expectations over a finished run, and the table of functions they may call.
 #include "runner/check/expect.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@ namespace {
 
 using Refs = std::vector<int>;
 using Numbers = std::vector<double>;
+using Sets = std::vector<std::vector<int>>;
 
 double median_or_nan(const Summary& s) { return s.n ? s.median : NAN; }
 
@@ -26,13 +28,26 @@ double op_field(const ExpectContext& c, int op, double OpSample::*field) {
   return median_or_nan(summarize(samples(c.run, op, field)));
 }
 
+// Per repetition, the latest device end among `last` minus the earliest start among `first`; the
+// median over the repetitions (NaN when an op of either was not timed).
+double window(const ExpectContext& c, const std::vector<int>& first, const std::vector<int>& last) {
+  std::vector<double> spans;
+  for (const RepetitionSample& rep : c.run.reps) {
+    double begin = INFINITY, end = -INFINITY;
+    for (int i : first) begin = std::min(begin, rep.ops[static_cast<size_t>(i)].start_ms);
+    for (int i : last) end = std::max(end, rep.ops[static_cast<size_t>(i)].end_ms);
+    spans.push_back(end - begin);
+  }
+  return median_or_nan(summarize(spans));
+}
+
 const std::vector<ExpectFunction> kFunctions = {
     {"duration",
      {ExpectArg::op},
      true,
      "ms",
      "median device duration of the op",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+     [](const ExpectContext& c, const Refs& r, const Sets&, const Numbers&) {
        return median_or_nan(c.figures.ops[r[0]].device);
      }},
     {"start",
@@ -40,7 +55,7 @@ const std::vector<ExpectFunction> kFunctions = {
      true,
      "ms",
      "median device start, from the repetition's first issue",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+     [](const ExpectContext& c, const Refs& r, const Sets&, const Numbers&) {
        return op_field(c, r[0], &OpSample::start_ms);
      }},
     {"end",
@@ -48,7 +63,7 @@ const std::vector<ExpectFunction> kFunctions = {
      true,
      "ms",
      "median device end, from the repetition's first issue",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+     [](const ExpectContext& c, const Refs& r, const Sets&, const Numbers&) {
        return op_field(c, r[0], &OpSample::end_ms);
      }},
     {"host_time",
@@ -56,7 +71,7 @@ const std::vector<ExpectFunction> kFunctions = {
      true,
      "ms",
      "median host time spent in the op's API call",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+     [](const ExpectContext& c, const Refs& r, const Sets&, const Numbers&) {
        return median_or_nan(c.figures.ops[r[0]].host);
      }},
     {"overlap",
@@ -64,7 +79,7 @@ const std::vector<ExpectFunction> kFunctions = {
      true,
      "ms",
      "median time both ops ran on the device",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+     [](const ExpectContext& c, const Refs& r, const Sets&, const Numbers&) {
        return median_overlap(c.run, r[0], r[1]);
      }},
     {"ready",
@@ -72,7 +87,7 @@ const std::vector<ExpectFunction> kFunctions = {
      false,
      "",
      "fraction of repetitions in which a streamQuery / eventQuery found the work done",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+     [](const ExpectContext& c, const Refs& r, const Sets&, const Numbers&) {
        const OpFigures& f = c.figures.ops[r[0]];
        return f.asked ? double(f.done) / f.asked : NAN;
      }},
@@ -81,7 +96,7 @@ const std::vector<ExpectFunction> kFunctions = {
      true,
      "GB/s",
      "bytes / duration (copies count bytes once, kernels read + write)",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+     [](const ExpectContext& c, const Refs& r, const Sets&, const Numbers&) {
        return c.figures.ops[r[0]].gbps;
      }},
     {"stream_busy",
@@ -89,15 +104,24 @@ const std::vector<ExpectFunction> kFunctions = {
      true,
      "ms",
      "median union of the stream's device intervals",
-     [](const ExpectContext& c, const Refs& r, const Numbers&) {
+     [](const ExpectContext& c, const Refs& r, const Sets&, const Numbers&) {
        return stream_busy(c.figures, r[0]);
+     }},
+    {"window",
+     {ExpectArg::ops, ExpectArg::ops},
+     true,
+     "ms",
+     "median time from the first device start among the first ops to the last device end among "
+     "the second; each an op id or a loop's ops by name (`in` for every in[k])",
+     [](const ExpectContext& c, const Refs&, const Sets& s, const Numbers&) {
+       return window(c, s[0], s[1]);
      }},
     {"span",
      {},
      true,
      "ms",
      "median span on the host clock (from the gate's opening, else the first issue)",
-     [](const ExpectContext& c, const Refs&, const Numbers&) {
+     [](const ExpectContext& c, const Refs&, const Sets&, const Numbers&) {
        return median_or_nan(c.figures.host_span);
      }},
     {"gpu_span",
@@ -105,7 +129,7 @@ const std::vector<ExpectFunction> kFunctions = {
      true,
      "ms",
      "median span on the GPU: first device start to last device end",
-     [](const ExpectContext& c, const Refs&, const Numbers&) {
+     [](const ExpectContext& c, const Refs&, const Sets&, const Numbers&) {
        return median_or_nan(c.figures.device_span);
      }},
     {"min",
@@ -113,19 +137,25 @@ const std::vector<ExpectFunction> kFunctions = {
      false,
      "",
      "the smaller of two numbers",
-     [](const ExpectContext&, const Refs&, const Numbers& n) { return std::min(n[0], n[1]); }},
+     [](const ExpectContext&, const Refs&, const Sets&, const Numbers& n) {
+       return std::min(n[0], n[1]);
+     }},
     {"max",
      {ExpectArg::number, ExpectArg::number},
      false,
      "",
      "the larger of two numbers",
-     [](const ExpectContext&, const Refs&, const Numbers& n) { return std::max(n[0], n[1]); }},
+     [](const ExpectContext&, const Refs&, const Sets&, const Numbers& n) {
+       return std::max(n[0], n[1]);
+     }},
     {"abs",
      {ExpectArg::number},
      false,
      "",
      "the absolute value",
-     [](const ExpectContext&, const Refs&, const Numbers& n) { return std::fabs(n[0]); }},
+     [](const ExpectContext&, const Refs&, const Sets&, const Numbers& n) {
+       return std::fabs(n[0]);
+     }},
 };
 
 struct ExpectationEvaluator {
@@ -152,7 +182,7 @@ struct ExpectationEvaluator {
     Numbers numbers;
     for (const auto& a : n.args) numbers.push_back(eval(*a));
     const ExpectFunction* f = find_expect_function(n.op);
-    double v = f->eval(ctx, n.refs, numbers);
+    double v = f->eval(ctx, n.refs, n.sets, numbers);
     if (f->uses_time) result.values.emplace_back(n.text, v);
     return v;
   }
@@ -187,20 +217,115 @@ std::string format_values(const ExpectationResult& r) {
   return out;
 }
 
-ExpectationResult evaluate(const Expectation& e, const ExpectContext& ctx) {
+// Evaluates `node` (a condition or a measure) into `r.values`; NaN when a value it needs was not
+// measured (r.detail then says so).
+double evaluate_node(const ExpectNode& node, const ExpectContext& ctx, ExpectationResult& r) {
+  double v = ExpectationEvaluator{ctx, r}.eval(node);
+  for (const auto& [text, value] : r.values)
+    if (std::isnan(value)) {
+      r.detail = fmt::format("not measured with --timer {}: {}", ctx.run.timer, format_values(r));
+      return NAN;
+    }
+  return v;
+}
+
+// The share of a measure's points: 1 at or past full, 0 at or past zero, linear between; lower
+// is better when full < zero, higher when full > zero.
+double fraction_of(double v, double full, double zero) {
+  if (full == zero) return v <= full ? 1 : 0;
+  return std::clamp((zero - v) / (zero - full), 0.0, 1.0);
+}
+
+ExpectationResult::Status status_of(double fraction) {
+  using S = ExpectationResult::Status;
+  return fraction >= 1 ? S::passed : fraction <= 0 ? S::failed : S::partial;
+}
+
+const PeerRun* find_peer(const ExpectContext& ctx, const std::string& name) {
+  for (const PeerRun& p : ctx.peers)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+// The measure of the peer this one is relative to, in r.values; NaN (with r.detail) when there is
+// none or it was not measured.
+double peer_value(const Expectation& e, size_t index, const ExpectContext& ctx,
+                  ExpectationResult& r) {
+  const PeerRun* peer = find_peer(ctx, e.relative);
+  if (!peer || index >= peer->measures.size() || !peer->measures[index]) {
+    r.detail = fmt::format(
+        "relative to '{}': no such peer ran beside it (`streamlab grade` runs the peers its rubric "
+        "names)",
+        e.relative);
+    return NAN;
+  }
+  static const std::vector<PeerRun> kNoPeers;
+  ExpectContext peer_ctx{*peer->exp, *peer->run, peer->run->figures, kNoPeers};
+  ExpectationResult peer_result;
+  double v = evaluate_node(*peer->measures[index], peer_ctx, peer_result);
+  if (std::isnan(v)) {
+    r.detail = fmt::format("{}: {}", e.relative, peer_result.detail);
+    return NAN;
+  }
+  r.values.emplace_back(fmt::format("{} of {}", e.text, e.relative), v);
+  return v;
+}
+
+void evaluate_measure(const Expectation& e, size_t index, const ExpectContext& ctx,
+                      ExpectationResult& r) {
+  double v = evaluate_node(*e.root, ctx, r);
+  double full = std::isnan(v) ? NAN : evaluate_node(*e.full_at, ctx, r);
+  double zero = std::isnan(full) ? NAN : evaluate_node(*e.zero_at, ctx, r);
+  if (std::isnan(zero)) return;
+  std::string of = e.text;
+  if (!e.relative.empty()) {
+    double peer = peer_value(e, index, ctx, r);
+    if (std::isnan(peer)) return;
+    v /= peer;
+    of = fmt::format("{} / the same of {}", e.text, e.relative);
+  }
+  r.measured = v;
+  r.fraction = fraction_of(v, full, zero);
+  r.status = status_of(r.fraction);
+  r.detail =
+      fmt::format("{}{} = {:.4g}; full points at or {} {:.4g}, none at or {} {:.4g}: {:.0f}%",
+                  format_values(r).empty() ? "" : format_values(r) + "; ", of, v,
+                  full < zero ? "below" : "above", full, full < zero ? "above" : "below", zero,
+                  100 * r.fraction);
+}
+
+// Holds when `streamlab check` found none of the codes, acknowledged or not.
+void evaluate_no_diagnostics(const Expectation& e, const ExpectContext& ctx, ExpectationResult& r) {
+  std::vector<const Finding*> found;
+  for (const Finding& f : ctx.run.diagnostics.items())
+    if (std::find(e.codes.begin(), e.codes.end(), f.code) != e.codes.end()) found.push_back(&f);
+  r.fraction = found.empty() ? 1 : 0;
+  r.status = status_of(r.fraction);
+  if (found.empty()) return;
+  const Finding& first = *found.front();
+  r.detail =
+      fmt::format("streamlab check: line {}: {} [{}]{}", first.loc.line, first.message, first.code,
+                  found.size() > 1 ? fmt::format(" (and {} more)", found.size() - 1) : "");
+}
+
+ExpectationResult evaluate(const Expectation& e, size_t index, const ExpectContext& ctx) {
   ExpectationResult r{e.text, e.loc, ExpectationResult::Status::not_evaluated, "", {}};
   if (e.uses_time && ctx.run.backend == "host") {
     r.detail = "the host backend measures no GPU time";
     return r;
   }
-  double verdict = ExpectationEvaluator{ctx, r}.eval(*e.root);
-  bool unmeasured = false;
-  for (const auto& [text, v] : r.values) unmeasured = unmeasured || std::isnan(v);
-  if (unmeasured) {
-    r.detail = fmt::format("not measured with --timer {}: {}", ctx.run.timer, format_values(r));
+  if (e.form == Expectation::Form::no_diagnostics) {
+    evaluate_no_diagnostics(e, ctx, r);
     return r;
   }
-  r.status = verdict != 0 ? ExpectationResult::Status::passed : ExpectationResult::Status::failed;
+  if (e.form == Expectation::Form::measure) {
+    evaluate_measure(e, index, ctx, r);
+    return r;
+  }
+  double verdict = evaluate_node(*e.root, ctx, r);
+  if (std::isnan(verdict)) return r;
+  r.fraction = verdict != 0 ? 1 : 0;
+  r.status = status_of(r.fraction);
   r.detail = format_values(r);
   return r;
 }
@@ -215,10 +340,12 @@ const ExpectFunction* find_expect_function(std::string_view name) {
   return nullptr;
 }
 
-std::vector<ExpectationResult> evaluate_expectations(const Experiment& exp, const RunRecord& run) {
-  ExpectContext ctx{exp, run, run.figures};
+std::vector<ExpectationResult> evaluate_expectations(const Experiment& exp, const RunRecord& run,
+                                                     const std::vector<PeerRun>& peers) {
+  ExpectContext ctx{exp, run, run.figures, peers};
   std::vector<ExpectationResult> out;
-  for (const auto& e : exp.expectations) out.push_back(evaluate(e, ctx));
+  for (size_t i = 0; i < exp.expectations.size(); ++i)
+    out.push_back(evaluate(exp.expectations[i], i, ctx));
   return out;
 }
 
@@ -229,6 +356,7 @@ std::vector<FunctionDoc> expectation_functions() {
     for (auto a : f.args)
       args += fmt::format("{}{}", args.empty() ? "" : ", ",
                           a == ExpectArg::op       ? "op"
+                          : a == ExpectArg::ops    ? "ops"
                           : a == ExpectArg::stream ? "stream"
                                                    : "x");
     out.push_back({fmt::format("{}({})", f.name, args), f.unit, f.meaning});

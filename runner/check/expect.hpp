@@ -21,9 +21,10 @@ class LoadContext;
 
 struct ExpectNode {
   enum class Kind { number, call, negate, logical_not, binary } kind = Kind::number;
-  std::string op;         // call: the function; binary: + - * / < <= > >= == != and or
-  double value = 0;       // number (params are resolved to numbers at load)
-  std::vector<int> refs;  // call: op or stream indices
+  std::string op;                      // call: the function; binary: + - * / < <= > >= == != and or
+  double value = 0;                    // number (params are resolved to numbers at load)
+  std::vector<int> refs;               // call: op or stream indices
+  std::vector<std::vector<int>> sets;  // call: the ops of each `ops` argument
   std::vector<std::shared_ptr<const ExpectNode>> args;
   std::string text;           // call: its source text, for reporting its value
   size_t begin = 0, end = 0;  // where the node's text lies in the expectation
@@ -34,7 +35,24 @@ struct ExpectNode {
 // Reads `expect:` (a list of strings) into exp.expectations, reporting problems at their column.
 void load_expectations(LoadContext& ctx, const YAML::Node& node);
 
-std::vector<ExpectationResult> evaluate_expectations(const Experiment& exp, const RunRecord& run);
+// A peer experiment `streamlab grade` ran beside this one, repetition for repetition: a measure
+// with `relative: NAME` is divided by the same measure of peer NAME. `measures` holds, per
+// expectation of this experiment, the measure parsed against the peer's ops (null where the
+// expectation is relative to another peer, or to none).
+struct PeerRun {
+  std::string name;
+  const Experiment* exp = nullptr;
+  const RunRecord* run = nullptr;
+  std::vector<std::shared_ptr<const ExpectNode>> measures;
+};
+
+std::vector<ExpectationResult> evaluate_expectations(const Experiment& exp, const RunRecord& run,
+                                                     const std::vector<PeerRun>& peers = {});
+
+// A measure's text parsed against a peer experiment's ops and params; null with the problem in
+// `error` when it does not parse there.
+std::shared_ptr<const ExpectNode> parse_peer_measure(const Experiment& peer,
+                                                     const std::string& text, std::string* error);
 
 struct FunctionDoc {
   std::string signature;

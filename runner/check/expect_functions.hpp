@@ -8,12 +8,16 @@
 
 namespace streamlab {
 
-enum class ExpectArg { op, stream, number };
+// ops: an op id, or the name of a loop's ops (every op whose id is NAME[k]).
+enum class ExpectArg { op, ops, stream, number };
+
+struct PeerRun;  // expect.hpp
 
 struct ExpectContext {
   const Experiment& exp;
   const RunRecord& run;
   const RunFigures& figures;
+  const std::vector<PeerRun>& peers;
 };
 
 struct ExpectFunction {
@@ -22,9 +26,10 @@ struct ExpectFunction {
   bool uses_time;  // needs GPU times: not evaluated on the host backend
   std::string_view unit;
   std::string_view meaning;
-  // refs: op or stream indices of op/stream arguments; numbers: values of number arguments.
+  // refs: op or stream indices of op/stream arguments; sets: the ops of `ops` arguments;
+  // numbers: values of number arguments.
   double (*eval)(const ExpectContext&, const std::vector<int>& refs,
-                 const std::vector<double>& numbers);
+                 const std::vector<std::vector<int>>& sets, const std::vector<double>& numbers);
 };
 
 const std::vector<ExpectFunction>& expect_functions();

@@ -12,7 +12,9 @@
 
 #include "runner/check/expect.hpp"
 #include "runner/check/expect_functions.hpp"
+#include "runner/check/items.hpp"
 #include "runner/context/load_context.hpp"
+#include "runner/core/findings.hpp"
 #include "runner/core/limits.hpp"
 #include "runner/core/suggest.hpp"
 
@@ -33,14 +35,17 @@ class Parser {
          const std::unordered_map<std::string, int>& op_of)
       : text_(text), exp_(exp), params_(params), op_of_(op_of) {}
 
-  NodePtr run() {
+  // A condition (`boolean`), or a number: a measure and its bounds.
+  NodePtr run(bool boolean = true) {
     NodePtr root = parse_or();
     skip_space();
     if (pos_ < text_.size()) fail(pos_, fmt::format("unexpected '{}'", text_[pos_]));
-    if (!root->boolean)
+    if (boolean && !root->boolean)
       fail(0,
            "an expectation must be a comparison, or comparisons joined by and/or/not (e.g. "
            "\"span() < 2\")");
+    if (!boolean && root->boolean)
+      fail(0, "expected a number (e.g. \"gpu_span()\"), not a condition");
     return root;
   }
 
@@ -162,9 +167,24 @@ class Parser {
     std::string name = word();
     if (name.empty())
       fail(begin, fmt::format("{}: expected {}", call.op,
-                              kind == ExpectArg::op ? "an op id" : "a stream name"));
+                              kind == ExpectArg::stream ? "a stream name" : "an op id"));
     name += index_suffix();
-    call.refs.push_back(kind == ExpectArg::op ? op_index(name, begin) : stream_index(name, begin));
+    if (kind == ExpectArg::ops)
+      call.sets.push_back(op_set(name, begin));
+    else
+      call.refs.push_back(kind == ExpectArg::op ? op_index(name, begin)
+                                                : stream_index(name, begin));
+  }
+
+  // An op id, or the name of a loop's ops: every op whose id is NAME[k].
+  std::vector<int> op_set(const std::string& name, size_t at) {
+    if (auto it = op_of_.find(name); it != op_of_.end()) return {it->second};
+    std::vector<int> set;
+    std::string prefix = name + "[";
+    for (size_t i = 0; i < exp_.ops.size(); ++i)
+      if (exp_.ops[i].id.starts_with(prefix)) set.push_back(static_cast<int>(i));
+    if (set.empty()) op_index(name, at);  // reports it, with the ids
+    return set;
   }
 
   int op_index(const std::string& id, size_t at) {
@@ -320,11 +340,106 @@ bool uses_time(const ExpectNode& n) {
   return false;
 }
 
+// The text of an expression (a string, or a number written plainly), at most
+// limits::kExpectationChars long.
+std::optional<std::string> expression_text(LoadContext& ctx, const YAML::Node& node,
+                                           std::string_view what) {
+  auto text = ctx.scalar(node, what);
+  if (text && text->size() > limits::kExpectationChars) {
+    ctx.error(node, fmt::format("{}: {} characters; an expression has at most {}: split it", what,
+                                text->size(), limits::kExpectationChars));
+    return std::nullopt;
+  }
+  return text;
+}
+
+// Parses `node`'s text; reports a problem at its column. Null when it does not parse.
+NodePtr parse_at(LoadContext& ctx, const YAML::Node& node, std::string_view what, bool boolean,
+                 const std::unordered_map<std::string, int>& op_of) {
+  auto text = expression_text(ctx, node, what);
+  if (!text) return nullptr;
+  try {
+    return Parser(*text, ctx.exp, ctx.params, op_of).run(boolean);
+  } catch (const ParseFailure& f) {
+    SourceLoc at = ctx.loc(node);
+    at.col += static_cast<int>(f.offset) +
+              (node.Tag() == "!" ? 1 : 0);  // quoted: text starts after the quote
+    ctx.diags.error(at, fmt::format("{}: {}", what, f.message));
+    return nullptr;
+  }
+}
+
+void read_measure(LoadContext& ctx, MapReader& r, Expectation& e,
+                  const std::unordered_map<std::string, int>& op_of) {
+  e.form = Expectation::Form::measure;
+  e.text = r.ctx.scalar(r.get("measure"), "measure").value_or("");
+  NodePtr root = parse_at(ctx, r.get("measure"), "measure", false, op_of);
+  NodePtr full = parse_at(ctx, r.require("full_at"), "full_at", false, op_of);
+  NodePtr zero = parse_at(ctx, r.require("zero_at"), "zero_at", false, op_of);
+  if (r.has("relative")) e.relative = ctx.scalar(r.get("relative"), "relative").value_or("");
+  if (!e.relative.empty() && !is_identifier(e.relative))
+    ctx.error(r.get("relative"),
+              fmt::format("relative: '{}' is not the name of a peer (an identifier, such as "
+                          "reference)",
+                          e.relative));
+  if (!root || !full || !zero) return;
+  e.full_text = r.get("full_at").Scalar(), e.zero_text = r.get("zero_at").Scalar();
+  e.root = root, e.full_at = full, e.zero_at = zero;
+  e.uses_time = uses_time(*root) || uses_time(*full) || uses_time(*zero);
+}
+
+void read_no_diagnostics(LoadContext& ctx, MapReader& r, Expectation& e) {
+  e.form = Expectation::Form::no_diagnostics;
+  YAML::Node node = r.get("no_diagnostics");
+  if (!node.IsSequence() || node.size() == 0)
+    return ctx.error(node, fmt::format("no_diagnostics: expected a list of diagnostic codes "
+                                       "(e.g. [race, pageable-async]), got {}",
+                                       describe_node(node)));
+  std::vector<std::string> codes;
+  for (const auto& k : finding_kinds()) codes.emplace_back(k.code);
+  for (const auto& c : node)
+    if (auto i = ctx.choice(c, "diagnostic code", codes)) e.codes.push_back(codes[*i]);
+  e.text = "no " + join(e.codes) + " from streamlab check";
+}
+
+// `- {id: ..., points: ..., that: COND | measure: EXPR, full_at, zero_at | no_diagnostics: [...]}`
+void load_item(LoadContext& ctx, const YAML::Node& item,
+               const std::unordered_map<std::string, int>& op_of) {
+  std::vector<std::string> keys = {"that?",    "measure?",  "full_at?",
+                                   "zero_at?", "relative?", "no_diagnostics?"};
+  add_item_keys(keys);
+  MapReader r(ctx, item, "expectation", keys);
+  if (!r.ok()) return;
+  Expectation e;
+  e.loc = ctx.loc(item);
+  e.item = read_item_meta(r);
+  int forms = r.has("that") + r.has("measure") + r.has("no_diagnostics");
+  if (forms != 1)
+    return ctx.error(item,
+                     "expectation: give exactly one of `that:` (a condition), `measure:` (a "
+                     "number, with full_at and zero_at for its points) and `no_diagnostics:` (a "
+                     "list of codes `streamlab check` must not find)");
+  if (!r.has("measure"))
+    for (const char* key : {"full_at", "zero_at", "relative"})
+      if (r.has(key))
+        ctx.error(r.get(key), fmt::format("{} belongs to a `measure:` expectation", key));
+  if (r.has("that")) {
+    e.text = ctx.scalar(r.get("that"), "that").value_or("");
+    e.root = parse_at(ctx, r.get("that"), "expect", true, op_of);
+    e.uses_time = e.root && uses_time(*e.root);
+    e.loc = ctx.loc(r.get("that"));
+  } else if (r.has("measure")) {
+    read_measure(ctx, r, e, op_of);
+  } else {
+    read_no_diagnostics(ctx, r, e);
+  }
+  if (e.root || e.form == Expectation::Form::no_diagnostics) ctx.exp.expectations.push_back(e);
+}
+
 }  // namespace
 
 void load_expectations(LoadContext& ctx, const YAML::Node& node) {
-  if (!node.IsDefined() || node.IsNull()) return;
-  if (!node.IsSequence()) {
+  if (node.IsDefined() && !node.IsNull() && !node.IsSequence()) {
     ctx.error(node,
               fmt::format("expect: expected a list of conditions (`- \"span() < 2\"`), got {}",
                           describe_node(node)));
@@ -333,23 +448,27 @@ void load_expectations(LoadContext& ctx, const YAML::Node& node) {
   std::unordered_map<std::string, int> op_of;
   for (size_t i = 0; i < ctx.exp.ops.size(); ++i)
     op_of.emplace(ctx.exp.ops[i].id, static_cast<int>(i));
-  for (const auto& item : node) {
-    auto text = ctx.scalar(item, "expect");
-    if (!text) continue;
-    if (text->size() > limits::kExpectationChars) {
-      ctx.error(item, fmt::format("expect: {} characters; an expectation has at most {}: split it",
-                                  text->size(), limits::kExpectationChars));
-      continue;
-    }
-    try {
-      auto root = Parser(*text, ctx.exp, ctx.params, op_of).run();
-      ctx.exp.expectations.push_back({*text, ctx.loc(item), root, uses_time(*root)});
-    } catch (const ParseFailure& f) {
-      SourceLoc at = ctx.loc(item);
-      at.col += static_cast<int>(f.offset) +
-                (item.Tag() == "!" ? 1 : 0);  // quoted: text starts after the quote
-      ctx.diags.error(at, "expect: " + f.message);
-    }
+  for_each_item(ctx, node, "expect", [&](const YAML::Node& item) {
+    if (item.IsMap()) return load_item(ctx, item, op_of);
+    NodePtr root = parse_at(ctx, item, "expect", true, op_of);
+    if (!root) return;
+    Expectation e;
+    e.text = item.Scalar(), e.loc = ctx.loc(item), e.root = root, e.uses_time = uses_time(*root);
+    ctx.exp.expectations.push_back(std::move(e));
+  });
+}
+
+std::shared_ptr<const ExpectNode> parse_peer_measure(const Experiment& peer,
+                                                     const std::string& text, std::string* error) {
+  ParamScope params;
+  for (const auto& [name, value] : peer.params) params[name] = value;
+  std::unordered_map<std::string, int> op_of;
+  for (size_t i = 0; i < peer.ops.size(); ++i) op_of.emplace(peer.ops[i].id, static_cast<int>(i));
+  try {
+    return Parser(text, peer, params, op_of).run(false);
+  } catch (const ParseFailure& f) {
+    *error = fmt::format("column {}: {}", f.offset + 1, f.message);
+    return nullptr;
   }
 }
 

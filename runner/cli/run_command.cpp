@@ -318,7 +318,15 @@ int cmd_run(const RunArgs& args) {
   const RunRecord& record = *ran;
   limit.reset();  // reports are written whole or not at all: not cut short by the limit
   write_reports(exp, record, plan);
-  return record.checks_passed() && record.expectations_held() ? kExitOk : kExitCheckFailed;
+  switch (record.verdict()) {
+    case Verdict::passed:
+      return kExitOk;
+    case Verdict::failed:
+      return kExitCheckFailed;
+    case Verdict::incomplete:
+      return kExitIncomplete;
+  }
+  return kExitCheckFailed;
 }
 
 // check: load and analyze. Exit 2 when the file is invalid or analyze finds errors; warnings and

@@ -118,6 +118,15 @@ std::optional<std::string> LoadContext::indexed_name(const YAML::Node& node,
   return std::nullopt;
 }
 
+std::optional<std::string> LoadContext::id(const YAML::Node& node) {
+  auto id = indexed_name(node, "id");
+  if (!id || is_identifier(id->substr(0, id->find('[')))) return id;
+  error(node, fmt::format("id '{}' is not an identifier (letters, digits and '_', with an "
+                          "optional [index])",
+                          *id));
+  return std::nullopt;
+}
+
 std::optional<std::string> LoadContext::scalar(const YAML::Node& node, std::string_view what) {
   if (!node.IsDefined()) return std::nullopt;
   if (node.IsScalar()) return node.Scalar();

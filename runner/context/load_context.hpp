@@ -33,6 +33,8 @@ class LoadContext {
   std::optional<std::string> scalar(const YAML::Node& node, std::string_view what);
   // A name, where `NAME[EXPR]` (an element of an array; an op id in a loop) becomes NAME[value].
   std::optional<std::string> indexed_name(const YAML::Node& node, std::string_view what);
+  // An `id`: an identifier, with an optional [index] (`k[i]` in a loop).
+  std::optional<std::string> id(const YAML::Node& node);
   // One of `choices`; returns its index.
   std::optional<size_t> choice(const YAML::Node& node, std::string_view what,
                                const std::vector<std::string>& choices);
@@ -55,8 +57,14 @@ class LoadContext {
   // Every op id given so far (graph bodies included), with its line: ids are unique in the whole
   // experiment, and checking that must not cost a scan of every earlier op.
   std::unordered_map<std::string, int> op_ids;
-  int block_depth = 0;              // loops and graphs open around the op being read
-  int64_t kernel_source_bytes = 0;  // user kernels' sources and headers, read so far
+  // Every id of a check or an expectation, with its line.
+  std::unordered_map<std::string, int> item_ids;
+  int64_t items_read = 0;             // checks and expectations read so far, loops expanded
+  int block_depth = 0;                // loops and graphs open around the op being read
+  std::vector<LoopLevel> loop_stack;  // the loops open around the op being read
+  LoopStack loops;                    // the same, shared by the ops of one iteration
+  int loop_instances = 0;             // loop expansions so far
+  int64_t kernel_source_bytes = 0;    // user kernels' sources and headers, read so far
   // The experiment's lines, indexed once, for whatever needs a line of it during load.
   const SourceLines& source_lines() {
     if (!lines_) lines_.emplace(exp.source);

@@ -49,6 +49,18 @@ bool is_float(ElemType t) {
          t == ElemType::bfloat16;
 }
 
+std::string_view visibility_name(Visibility v) {
+  switch (v) {
+    case Visibility::visible:
+      return "visible";
+    case Visibility::hidden:
+      return "hidden";
+    case Visibility::after_due_date:
+      return "after_due_date";
+  }
+  return "?";
+}
+
 std::string_view memory_kind_name(MemoryKind m) {
   switch (m) {
     case MemoryKind::device:

@@ -100,6 +100,17 @@ struct Allow {
   SourceLoc loc;
 };
 
+// One loop around an op, as load expanded it: which expansion of which `loop`, and the value of its
+// variable there. Fixes that `streamlab check` prints for an op in a loop speak of the variable.
+struct LoopLevel {
+  int instance = 0;  // each expansion of a `loop` item has its own number
+  std::string var;
+  int64_t value = 0, count = 0;
+  std::string count_text;  // the count as written
+  int line = 0;            // the line of its `- loop:` item
+};
+using LoopStack = std::shared_ptr<const std::vector<LoopLevel>>;  // innermost last; null: none
+
 struct Op {
   const OpKind* kind = nullptr;
   SourceLoc loc;
@@ -130,6 +141,22 @@ struct Op {
       1;  // graph: launches of the captured graph; launch: `times`, launches back to back
   std::vector<Op> body;  // graph: the ops captured, in issue order
   Allow allow;
+  LoopStack loops;          // the loops the op was expanded from (shared by an iteration's ops)
+  std::string stream_text;  // `stream:` as written ("s[i]"); empty when not given
+};
+
+// Who sees a graded item's result (Gradescope's visibilities): the student at once, only the
+// instructor, or the student once the due date has passed.
+enum class Visibility { visible, hidden, after_due_date };
+std::string_view visibility_name(Visibility v);
+
+// A check or an expectation as a graded item: `id`, `name`, `points` and `visibility` in the YAML.
+struct ItemMeta {
+  std::string id;    // `id:`; empty: reports number the item by its place
+  std::string name;  // `name:`; empty: reports show what the item tests
+  double points = 1;
+  bool points_given = false;  // `points:` was written: the experiment is graded
+  Visibility visibility = Visibility::visible;
 };
 
 struct CheckSpec {
@@ -140,6 +167,9 @@ struct CheckSpec {
   double rtol = 0,
          atol = 0;  // close, checksum, reference: |x - expected| <= atol + rtol * |expected|
   int op = -1;      // reference: the launch whose kernel's host reference is applied
+  // reference with `kernel:`: a call of a built-in kernel that no op makes, on the buffers it
+  // names (op is -1 then).
+  std::shared_ptr<const Op> call;
   // reference, per kernel parameter: the range whose initial contents it computes on, and for
   // the parameters it writes, the range its result is compared with at the end.
   std::vector<BufferRange> args, outputs;
@@ -147,14 +177,28 @@ struct CheckSpec {
   // not match. Only GPU results can show one; on the host backend it is not evaluated.
   bool expect_mismatch = false;
   Allow allow;
+  ItemMeta item;
 };
 
-// One line of `expect:`: a condition over the run's measured medians, parsed at load.
+// One item of `expect:`, parsed at load. Three forms:
+// - a condition over the run's medians ("overlap(a, b) > 0"), which holds or fails;
+// - a measure with partial credit: full points at or past `full_at`, none at or past `zero_at`,
+//   linear between (lower is better when full_at < zero_at); with `relative: PEER` the measure is
+//   divided by the same measure of a peer experiment that `streamlab grade` runs beside it;
+// - `no_diagnostics: [code, ...]`: holds when `streamlab check` finds none of them (acknowledged
+//   or not: an `allow` of the experiment does not hide them from a grader).
 struct Expectation {
-  std::string text;
+  enum class Form { condition, measure, no_diagnostics };
+  Form form = Form::condition;
+  std::string text;  // the condition or the measure, as written
   SourceLoc loc;
-  std::shared_ptr<const ExpectNode> root;
-  bool uses_time = false;  // depends on GPU times (not evaluated on the host backend)
+  std::shared_ptr<const ExpectNode> root;  // the condition or the measure
+  std::shared_ptr<const ExpectNode> full_at, zero_at;
+  std::string full_text, zero_text;
+  std::string relative;            // the peer the measure is divided by; empty: none
+  std::vector<std::string> codes;  // no_diagnostics
+  bool uses_time = false;          // depends on GPU times (not evaluated on the host backend)
+  ItemMeta item;
 };
 
 // A kernel given as CUDA source in the experiment (`kernels:`), compiled by NVRTC when it runs.

@@ -19,6 +19,15 @@ constexpr FindingKind kCodes[] = {
      "writing"},
     {"unused-allow", Severity::warning,
      "an `allow` that acknowledges no diagnostic of its op or check"},
+    {"one-stream", Severity::warning,
+     "work that could overlap (a copy beside a kernel, copies of both directions) is confined to "
+     "one stream, whose order makes each op wait for the one before"},
+    {"sync-in-loop", Severity::warning,
+     "a host synchronization inside a loop makes each iteration wait for the last before the next "
+     "is issued: the streams take turns instead of overlapping"},
+    {"overhead-bound", Severity::warning,
+     "every host-device copy is under 256 KiB, a few microseconds: issuing and starting a copy "
+     "costs about as much, so there is little to overlap"},
     {"legacy-serializes", Severity::note,
      "an op on the legacy default stream waits for, or holds back, work of blocking streams"},
     {"blocking-alloc", Severity::note,

@@ -24,6 +24,8 @@ inline constexpr int64_t kCompileCpuSeconds = 300;
 inline constexpr int kExpressionDepth = 200;  // parentheses and unary operators in one expression
 inline constexpr int kBlockDepth = 16;        // loops and graphs nested in one another
 inline constexpr size_t kExpectationChars = 4096;  // one line of `expect:`
+// Checks and expectations after their loops are expanded: each check reads whole buffers.
+inline constexpr int64_t kItems = 10'000;
 
 // --- the YAML document ---
 // Nodes after expanding aliases (`*name`): an alias repeats its anchor's whole subtree, so a few

@@ -101,15 +101,38 @@ struct CheckResult {
       true;  // false: not evaluated (why in detail); counts as neither passed nor failed
 };
 
-// The verdict of one line of `expect:`.
+// The verdict of one item of `expect:`.
 struct ExpectationResult {
-  enum class Status { passed, failed, not_evaluated };
+  // partial: a measure between its full_at and zero_at (some of its points).
+  enum class Status { passed, partial, failed, not_evaluated };
   std::string text;
   SourceLoc loc;
   Status status = Status::not_evaluated;
   std::string detail;  // failed: every function call's value; not evaluated: why
   std::vector<std::pair<std::string, double>> values;  // each call's text and value
+  double fraction = 0;    // of its points earned: 1 passed, 0 failed, between for partial
+  double measured = NAN;  // a measure's value (a ratio with `relative:`)
 };
+
+// One graded item (a check or an expectation) as autograders and the score see it.
+struct ScoredItem {
+  enum class Status { passed, partial, failed, not_evaluated };
+  std::string id;       // the item's `id`, else "check#N" / "expect#N"
+  std::string title;    // its `name`, else what it tests; unique within the run
+  bool check = true;    // a check of the contents, else an expectation
+  bool timing = false;  // depends on GPU times: scores nothing unless every check passed
+  Status status = Status::not_evaluated;
+  double score = 0, max_score = 0;
+  Visibility visibility = Visibility::visible;
+  std::string output;  // what was measured or found; for less than full points, why
+  SourceLoc loc;
+};
+std::string_view status_name(ScoredItem::Status s);
+
+// passed: every check and expectation was evaluated and held; failed: one did not hold;
+// incomplete: none failed, but some could not be evaluated (the host backend measures no GPU
+// time; a user kernel it cannot run).
+enum class Verdict { passed, failed, incomplete };
 
 // Everything a run produced; reports format it and measure nothing.
 struct RunRecord {
@@ -123,9 +146,13 @@ struct RunRecord {
   RunFigures figures;                  // derived from the repetitions (runner/check/figures.hpp)
   std::vector<CheckResult> checks;     // on the contents after the last repetition
   std::vector<ExpectationResult> expectations;
-  Findings diagnostics;  // what `streamlab check` said of the experiment before it ran
+  Findings diagnostics;           // what `streamlab check` said of the experiment before it ran
+  std::vector<ScoredItem> items;  // the checks, then the expectations, scored (score.hpp)
+  // What could not be trusted in the timings (a time below the device's physical floor).
+  std::vector<std::string> impossible;
   bool device_timing() const { return timer != "none"; }  // device intervals were measured
   bool checks_passed() const;
   bool expectations_held() const;  // none failed (not evaluated is not failed)
+  Verdict verdict() const;
 };
 }  // namespace streamlab

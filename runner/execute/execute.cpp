@@ -5,6 +5,7 @@
 #include "runner/check/checks.hpp"
 #include "runner/check/expect.hpp"
 #include "runner/check/figures.hpp"
+#include "runner/check/score.hpp"
 
 namespace streamlab {
 
@@ -70,6 +71,7 @@ RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptio
       exp, [&](int index) { return backend.contents(index); }, backend.measures_device_time());
   record.figures = run_figures(exp, record);
   record.expectations = evaluate_expectations(exp, record);
+  record.items = score_items(exp, record);
   return record;
 }
 

@@ -39,15 +39,8 @@ const std::vector<std::string>& op_keys(const OpKind& kind) {
 void read_id(MapReader& r, Op& op, int number, std::string_view prefix) {
   op.id = fmt::format("{}{}#{}", prefix, op.kind->name, number);
   if (!r.has("id")) return;
-  auto id = r.ctx.indexed_name(r.get("id"), "id");  // `k[i]` in a loop
+  auto id = r.ctx.id(r.get("id"));
   if (!id) return;
-  if (!is_identifier(id->substr(0, id->find('[')))) {
-    r.ctx.error(r.get("id"),
-                fmt::format("id '{}' is not an identifier (letters, digits and '_', with an "
-                            "optional [index])",
-                            *id));
-    return;
-  }
   auto [earlier, fresh] = r.ctx.op_ids.try_emplace(*id, op.loc.line);
   if (!fresh) {
     r.ctx.error(r.get("id"),
@@ -63,8 +56,8 @@ void load_op(LoadContext& ctx, const YAML::Node& item, std::vector<Op>& out,
 // `- loop: {var: i, count: E, ops: [...]}`: the body once per value 0 .. E-1 of `var`, a param
 // inside it; loops nest. Every repetition of a body counts towards limits::kLoopIterations,
 // whether or not it adds ops.
-void load_loop(LoadContext& ctx, const YAML::Node& body, std::vector<Op>& out,
-               std::string_view prefix) {
+void load_loop(LoadContext& ctx, const YAML::Node& key, const YAML::Node& body,
+               std::vector<Op>& out, std::string_view prefix) {
   MapReader r(ctx, body, "loop", {"var", "count", "ops"});
   if (!r.ok()) return;
   auto var = ctx.scalar(r.require("var"), "loop var");
@@ -89,6 +82,9 @@ void load_loop(LoadContext& ctx, const YAML::Node& body, std::vector<Op>& out,
   BlockLevel level(ctx, body);
   if (!level.ok()) return;
   size_t errors = ctx.diags.count();
+  ctx.loop_stack.push_back(
+      {++ctx.loop_instances, *var, 0, *count, r.get("count").Scalar(), ctx.loc(key).line});
+  LoopStack outer = ctx.loops;
   for (int64_t v = 0; v < *count; ++v) {
     if (++ctx.loop_iterations > limits::kLoopIterations) {
       ctx.error(r.get("count"),
@@ -98,9 +94,13 @@ void load_loop(LoadContext& ctx, const YAML::Node& body, std::vector<Op>& out,
       break;
     }
     ctx.params[*var] = v;
+    ctx.loop_stack.back().value = v;
+    ctx.loops = std::make_shared<const std::vector<LoopLevel>>(ctx.loop_stack);
     for (const auto& item : ops) load_op(ctx, item, out, prefix);
     if (ctx.diags.count() > errors) break;  // the same mistake once, not once per iteration
   }
+  ctx.loop_stack.pop_back();
+  ctx.loops = outer;
   ctx.params.erase(*var);
 }
 
@@ -118,7 +118,7 @@ void load_op(LoadContext& ctx, const YAML::Node& item, std::vector<Op>& out,
   }
   auto entry = *item.begin();
   std::string name = entry.first.IsScalar() ? entry.first.Scalar() : "";
-  if (name == "loop") return load_loop(ctx, entry.second, out, prefix);
+  if (name == "loop") return load_loop(ctx, entry.first, entry.second, out, prefix);
   if (++ctx.expanded_ops > limits::kExpandedOps) {
     if (ctx.expanded_ops == limits::kExpandedOps + 1)
       ctx.error(item,
@@ -146,6 +146,8 @@ void load_op(LoadContext& ctx, const YAML::Node& item, std::vector<Op>& out,
   read_id(r, op, number, prefix);
   kind->parse(r, op);
   op.allow = read_allow(r);
+  op.loops = ctx.loops;
+  if (r.has("stream") && r.get("stream").IsScalar()) op.stream_text = r.get("stream").Scalar();
   out.push_back(std::move(op));
 }
 

@@ -7,6 +7,7 @@
 #include "runner/report/json_text.hpp"
 
 #include "runner/analyze/analyze.hpp"
+#include "runner/analyze/fixes.hpp"
 
 namespace streamlab {
 namespace {
@@ -45,7 +46,7 @@ std::string format_findings(const Findings& findings, std::string_view source) {
     out += format_diagnostic({f.severity, f.loc, message_of(f)}, lines);
     for (const auto& r : f.related)
       out += format_diagnostic({Severity::note, r.loc, r.message}, lines);
-    out += format_fix(f.fix);
+    out += format_fix(format_fix_text(f, source));
   }
   return out;
 }
@@ -84,7 +85,18 @@ json findings_json(const Experiment& exp, const Findings& findings) {
       related.push_back(rel);
     }
     item["related"] = related;
-    item["fix"] = f.fix.empty() ? json(nullptr) : json(f.fix);
+    item["fix"] = f.fix.empty() ? json(nullptr) : json(format_fix_text(f, exp.source));
+    json edits = json::array();
+    for (const Edit& e : f.edits) {
+      static const char* kKinds[] = {"insert_after", "insert_before", "append_op",
+                                     "remove",       "replace",       "declare"};
+      json edit = {{"kind", kKinds[static_cast<int>(e.kind)]}, {"text", e.text}};
+      if (e.line > 0) edit["line"] = e.line;
+      if (!e.section.empty()) edit["section"] = e.section;
+      if (!e.old.empty()) edit["old"] = e.old;
+      edits.push_back(edit);
+    }
+    item["edits"] = edits;
     item["repeats"] = f.repeats;
     item["acknowledged"] = f.acknowledged;
     items.push_back(item);
@@ -117,6 +129,7 @@ std::string format_load_errors_json(const std::string& file, const Diagnostics& 
     item["buffer"] = nullptr;
     item["related"] = json::array();
     item["fix"] = nullptr;
+    item["edits"] = json::array();
     item["repeats"] = 1;
     item["acknowledged"] = false;
     items.push_back(item);

@@ -7,6 +7,8 @@
 
 #include "ops/op_kind.hpp"
 #include "runner/check/figures.hpp"
+#include "runner/check/score.hpp"
+#include "runner/core/suggest.hpp"
 
 namespace streamlab {
 namespace {
@@ -163,22 +165,79 @@ std::string checks(const RunRecord& run) {
 std::string expectations(const RunRecord& run) {
   if (run.expectations.empty()) return "";
   std::string out = "\nexpectations\n";
-  size_t held = 0, failed = 0;
+  size_t held = 0, failed = 0, partial = 0;
   for (const auto& e : run.expectations) {
     using S = ExpectationResult::Status;
     held += e.status == S::passed, failed += e.status == S::failed;
-    std::string_view tag = e.status == S::passed ? "PASS" : e.status == S::failed ? "FAIL" : "----";
+    partial += e.status == S::partial;
+    std::string_view tag = e.status == S::passed    ? "PASS"
+                           : e.status == S::failed  ? "FAIL"
+                           : e.status == S::partial ? "PART"
+                                                    : "----";
     out += fmt::format("  {}  {}\n", tag, e.text);
     if (!e.detail.empty())
       out += fmt::format("        {}{}\n", e.status == S::not_evaluated ? "not evaluated: " : "",
                          e.detail);
   }
-  out += fmt::format("\n{} of {} expectations held, {} failed, {} not evaluated\n", held,
-                     run.expectations.size(), failed, run.expectations.size() - held - failed);
+  out += fmt::format("\n{} of {} expectations held, {} failed{}, {} not evaluated\n", held,
+                     run.expectations.size(), failed,
+                     partial ? fmt::format(", {} held in part", partial) : "",
+                     run.expectations.size() - held - failed - partial);
+  return out;
+}
+
+// The points of each item, for an experiment that gives points.
+std::string score(const Experiment& exp, const RunRecord& run) {
+  bool graded = std::any_of(exp.checks.begin(), exp.checks.end(),
+                            [](const CheckSpec& c) { return c.item.points_given; }) ||
+                std::any_of(exp.expectations.begin(), exp.expectations.end(),
+                            [](const Expectation& e) { return e.item.points_given; });
+  if (!graded) return "";
+  ScoreTotal t = total(run.items);
+  std::string out = fmt::format("\nscore: {:g} of {:g} points\n", t.score, t.max_score);
+  for (const ScoredItem& s : run.items)
+    out += fmt::format("  {:>6g} / {:<6g} {}{}\n", s.score, s.max_score, s.title,
+                       s.score < s.max_score && !s.output.empty() ? ": " + s.output : "");
   return out;
 }
 
 }  // namespace
+
+std::string format_verdict(const RunRecord& run) {
+  size_t checks_failed = 0, checks_open = 0, failed = 0, open = 0;
+  for (const auto& c : run.checks)
+    checks_failed += c.evaluated && !c.passed, checks_open += !c.evaluated;
+  for (const auto& e : run.expectations) {
+    using S = ExpectationResult::Status;
+    failed += e.status == S::failed || e.status == S::partial;
+    open += e.status == S::not_evaluated;
+  }
+  auto count = [](size_t n, std::string_view what) {
+    return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
+  };
+  switch (run.verdict()) {
+    case Verdict::failed: {
+      std::vector<std::string> parts;
+      if (checks_failed) parts.push_back(count(checks_failed, "check") + " failed");
+      if (failed) parts.push_back(count(failed, "expectation") + " did not hold");
+      return fmt::format("verdict: FAILED: {}\n", join(parts));
+    }
+    case Verdict::incomplete: {
+      std::vector<std::string> parts;
+      if (checks_open) parts.push_back(count(checks_open, "check"));
+      if (open) parts.push_back(count(open, "expectation"));
+      return fmt::format(
+          "verdict: INCOMPLETE: nothing failed, but {} could not be evaluated here (see above); a "
+          "pass needs every one evaluated (exit code 4)\n",
+          join(parts, " and "));
+    }
+    case Verdict::passed:
+      break;
+  }
+  if (run.checks.empty() && run.expectations.empty())
+    return "verdict: passed: the experiment ran (it has no checks or expectations)\n";
+  return "verdict: passed: every check and expectation was evaluated and held\n";
+}
 
 std::string format_op_list(const Experiment& exp) {
   RunRecord nothing_run;
@@ -228,7 +287,8 @@ std::string graphs(const Experiment& exp, const RunRecord& run) {
 
 std::string format_console_report(const Experiment& exp, const RunRecord& run) {
   return header(exp, run) + op_table(exp, run, run.figures) + spans(run) + graphs(exp, run) +
-         concurrency(exp, run.figures) + checks(run) + expectations(run);
+         concurrency(exp, run.figures) + checks(run) + expectations(run) + score(exp, run) + "\n" +
+         format_verdict(run);
 }
 
 }  // namespace streamlab

@@ -9,6 +9,10 @@ namespace streamlab {
 // per repetition, and each check's verdict. Formatting only.
 std::string format_console_report(const Experiment& exp, const RunRecord& run);
 
+// "verdict: passed: ...", "verdict: FAILED: 1 check failed", "verdict: INCOMPLETE: ...": what the
+// exit code says, in words.
+std::string format_verdict(const RunRecord& run);
+
 // The op list as load expanded it (arrays, loops, resolved expressions), without times:
 // `streamlab check --print`.
 std::string format_op_list(const Experiment& exp);

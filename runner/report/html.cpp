@@ -8,6 +8,7 @@
 
 #include "ops/op_kind.hpp"
 #include "runner/check/figures.hpp"
+#include "runner/report/console.hpp"
 #include "runner/report/files.hpp"
 
 namespace streamlab {
@@ -174,14 +175,17 @@ std::string verdicts(const RunRecord& run) {
                        escape(c.title), escape(c.detail));
   for (const auto& e : run.expectations) {
     using S = ExpectationResult::Status;
-    std::string_view tag = e.status == S::passed   ? "PASS"
-                           : e.status == S::failed ? "FAIL"
-                                                   : "not evaluated";
-    out +=
-        fmt::format("<tr><td class='{}'>{}</td><td><code>{}</code></td><td>{}</td></tr>",
-                    e.status == S::failed ? "fail" : "pass", tag, escape(e.text), escape(e.detail));
+    std::string_view tag = e.status == S::passed    ? "PASS"
+                           : e.status == S::failed  ? "FAIL"
+                           : e.status == S::partial ? "PART"
+                                                    : "not evaluated";
+    out += fmt::format("<tr><td class='{}'>{}</td><td><code>{}</code></td><td>{}</td></tr>",
+                       e.status == S::failed || e.status == S::partial ? "fail" : "pass", tag,
+                       escape(e.text), escape(e.detail));
   }
-  return out + "</table>\n";
+  std::string verdict = format_verdict(run);
+  verdict.pop_back();  // its newline
+  return out + "</table>\n<p>" + escape(verdict) + "</p>\n";
 }
 
 // What `streamlab check` says of the experiment; nothing when it says nothing.

@@ -4,6 +4,7 @@
 
 #include "ops/op_kind.hpp"
 #include "runner/check/figures.hpp"
+#include "runner/check/score.hpp"
 #include "runner/report/check_report.hpp"
 #include "runner/report/files.hpp"
 #include "runner/report/json_text.hpp"
@@ -122,17 +123,42 @@ json expectations_json(const RunRecord& run) {
   for (const auto& e : run.expectations) {
     json values = json::object();
     for (const auto& [text, v] : e.values) values[text] = number(v);
-    std::string_view status = e.status == ExpectationResult::Status::passed   ? "passed"
-                              : e.status == ExpectationResult::Status::failed ? "failed"
-                                                                              : "not_evaluated";
+    using S = ExpectationResult::Status;
+    std::string_view status = e.status == S::passed    ? "passed"
+                              : e.status == S::failed  ? "failed"
+                              : e.status == S::partial ? "partial"
+                                                       : "not_evaluated";
     out.push_back({{"text", e.text},
                    {"line", e.loc.line},
                    {"column", e.loc.col},
                    {"status", status},
                    {"detail", e.detail},
-                   {"values", values}});
+                   {"values", values},
+                   {"fraction", e.status == S::not_evaluated ? json(nullptr) : json(e.fraction)}});
   }
   return out;
+}
+
+// Every check and expectation as a graded item, and their sum.
+json items_json(const RunRecord& run) {
+  json items = json::array();
+  for (const ScoredItem& s : run.items)
+    items.push_back({{"id", s.id},
+                     {"title", s.title},
+                     {"kind", s.check ? "check" : "expectation"},
+                     {"timing", s.timing},
+                     {"status", status_name(s.status)},
+                     {"score", s.score},
+                     {"max_score", s.max_score},
+                     {"visibility", visibility_name(s.visibility)},
+                     {"line", s.loc.line},
+                     {"output", s.output}});
+  ScoreTotal t = total(run.items);
+  return {{"score", t.score}, {"max_score", t.max_score}, {"items", items}};
+}
+
+std::string_view verdict_name(Verdict v) {
+  return v == Verdict::passed ? "passed" : v == Verdict::failed ? "failed" : "incomplete";
 }
 
 json checks_json(const RunRecord& run) {
@@ -169,7 +195,13 @@ std::string format_json(const Experiment& exp, const RunRecord& run) {
       {"checks", checks_json(run)},
       {"expectations", expectations_json(run)},
       {"diagnostics", findings_json(exp, run.diagnostics)},
-      {"passed", run.checks_passed() && run.expectations_held()},
+      {"score", items_json(run)},
+      {"impossible", run.impossible},
+      {"verdict", verdict_name(run.verdict())},
+      // true: every check and expectation evaluated and held; false: one failed; null: none
+      // failed but some could not be evaluated.
+      {"passed", run.verdict() == Verdict::incomplete ? json(nullptr)
+                                                      : json(run.verdict() == Verdict::passed)},
   };
   return json_text(doc);
 }
