@@ -71,8 +71,11 @@ void parse_free(MapReader& r, Op& op, std::initializer_list<std::string_view> al
   }
   if (std::find(allocators.begin(), allocators.end(), alloc.kind->name) == allocators.end())
     r.ctx.error(r.get("buffer"),
-                fmt::format("{} cannot free buffer '{}': op '{}' (line {}) allocated it with {}",
-                            op.kind->name, b.name, alloc.id, alloc.loc.line, alloc.kind->name));
+                fmt::format("{} cannot free buffer '{}': op '{}' (line {}) allocated it with {}; "
+                            "free it with {}",
+                            op.kind->name, b.name, alloc.id, alloc.loc.line, alloc.kind->name,
+                            alloc.kind->name == "mallocHost" ? "freeHost (cudaFreeHost)"
+                                                             : "free or freeAsync"));
   b.free_op = op_index(r);
 }
 

@@ -1,5 +1,6 @@
 #include "runner/context/yaml_document.hpp"
 
+#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -202,6 +203,21 @@ bool check_document(const std::string& text, const std::string& file, Diagnostic
   }
 }
 
+// yaml-cpp's message when a flow mapping or list holds an unquoted `s[i]`: brackets start a flow
+// list there, so `stream: s[i]` inside {...} is not the name it looks like.
+std::string flow_hint(const std::string& text, int line) {
+  std::istringstream in(text);
+  std::string l;
+  for (int n = 0; n <= line && std::getline(in, l);) ++n;
+  static const std::regex indexed(R"(([A-Za-z_][A-Za-z0-9_]*):\s*([A-Za-z_][A-Za-z0-9_]*\[[^\]"',{}]*\]))");
+  std::smatch m;
+  if (!std::regex_search(l, m, indexed)) return "";
+  return fmt::format(
+      "; inside {{...}} a name with an index must be quoted, as {}: \"{}\" (unquoted, its "
+      "brackets start a list)",
+      m[1].str(), m[2].str());
+}
+
 }  // namespace
 
 YAML::Node parse_document(const std::string& text, const std::string& file, Diagnostics& diags) {
@@ -217,7 +233,8 @@ YAML::Node parse_document(const std::string& text, const std::string& file, Diag
             "malformed YAML: collections nested too deeply: the YAML parser stops at a depth of {}",
             e.depth()));
   } catch (const YAML::ParserException& e) {
-    diags.error({file, e.mark.line + 1, e.mark.column + 1}, "malformed YAML: " + e.msg);
+    std::string hint = e.msg.find("flow") != std::string::npos ? flow_hint(text, e.mark.line) : "";
+    diags.error({file, e.mark.line + 1, e.mark.column + 1}, "malformed YAML: " + e.msg + hint);
   }
   return YAML::Node(YAML::NodeType::Null);
 }

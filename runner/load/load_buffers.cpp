@@ -6,6 +6,7 @@
 
 #include "runner/context/load_context.hpp"
 #include "runner/core/limits.hpp"
+#include "runner/core/suggest.hpp"
 
 namespace streamlab {
 namespace {
@@ -161,6 +162,31 @@ void load_extent(LoadContext& ctx, MapReader& r, Buffer& b) {
   if (!b.shape.empty()) b.bytes = checked_bytes(ctx, at, b).value_or(0);
 }
 
+// Words from C, CUDA and other tools that name one of streamlab's types or memory kinds, which the
+// edit distance would not suggest ("float" is two letters from "float32").
+struct Alias {
+  std::string_view word, meaning;
+};
+constexpr Alias kAliases[] = {
+    {"float", "float32"},   {"double", "float64"},  {"int", "int32"},     {"unsigned", "uint32"},
+    {"uint", "uint32"},     {"long", "int64"},      {"half", "float16"},  {"bf16", "bfloat16"},
+    {"char", "uint8"},      {"byte", "uint8"},      {"gpu", "device"},    {"global", "device"},
+    {"cuda", "device"},     {"unified", "managed"}, {"zero-copy", "mapped"},
+    {"host", "pinned (cudaMallocHost: copies can be asynchronous) or pageable (malloc)"},
+};
+
+// One of `choices`, or a located error that suggests the choice an alias means.
+std::optional<size_t> choose(LoadContext& ctx, const YAML::Node& node, std::string_view what,
+                             const std::vector<std::string>& choices) {
+  for (const Alias& a : kAliases)
+    if (node.IsScalar() && node.Scalar() == a.word) {
+      ctx.error(node, fmt::format("unknown {} '{}'; did you mean {}? (expected one of: {})", what,
+                                  a.word, a.meaning, join(choices)));
+      return std::nullopt;
+    }
+  return ctx.choice(node, what, choices);
+}
+
 void load_buffer(LoadContext& ctx, const YAML::Node& key, const YAML::Node& value) {
   Buffer b;
   b.name = key.Scalar();
@@ -174,9 +200,9 @@ void load_buffer(LoadContext& ctx, const YAML::Node& key, const YAML::Node& valu
     ctx.exp.buffers.push_back(std::move(b));
     return;
   }
-  b.type = static_cast<ElemType>(ctx.choice(r.require("type"), "type", kTypes).value_or(0));
+  b.type = static_cast<ElemType>(choose(ctx, r.require("type"), "type", kTypes).value_or(0));
   b.memory =
-      static_cast<MemoryKind>(ctx.choice(r.require("memory"), "memory", kMemory).value_or(0));
+      static_cast<MemoryKind>(choose(ctx, r.require("memory"), "memory", kMemory).value_or(0));
   load_extent(ctx, r, b);
   if (r.has("init")) load_init(ctx, r.get("init"), b);
   if (r.has("init")) check_sequence_end(ctx, r.get("init"), b);
