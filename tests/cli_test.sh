@@ -196,6 +196,13 @@ expect memory-refused 3 "need 7.276 TiB of host memory .* nothing was allocated"
   bash -c "printf 'name: big\\nbuffers:\\n  a: {type: float64, count: 1000000000000, memory: pinned}\\nops: []\\n' > '$out.big.yaml'; '$bin' run '$out.big.yaml' --backend host"
 rm -f "$out.big.yaml"
 
+# Autograder outputs, and a mode that writes nothing to stderr (GitHub Classroom fails a test on it).
+expect no-stderr-error 2 "unknown op" -- bash -c "'$bin' check tests/bad/02_unknown_op.yaml --no-stderr 2>'$out.err'; rc=\$?; [ -s '$out.err' ] && exit 9; exit \$rc"
+expect no-stderr-stdout-report 2 "no-stderr sends notes and diagnostics to stdout" -- \
+  "$bin" run experiments/01_one_transpose.yaml --backend host --no-stderr --json -
+expect autograder-files 4 "verdict: INCOMPLETE" -- bash -c "'$bin' run experiments/04_two_transposes_pinned_async.yaml --backend host --set N=64 --no-stderr --gradescope '$out.gs' --junit '$out.xml' --tap '$out.tap' 2>'$out.err'; rc=\$?; grep -q '\"score\": 2.0' '$out.gs' && grep -q 'skipped=\"2\"' '$out.xml' && grep -q '^ok 3 - .* # SKIP' '$out.tap' && [ ! -s '$out.err' ] || exit 9; exit \$rc"
+rm -f "$out.err" "$out.gs" "$out.xml" "$out.tap"
+
 # Without a GPU: auto falls back to the host backend and says so; cuda is a runtime failure.
 if ! "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32 >/dev/null 2>&1; then
   expect auto-fallback 4 'note: no CUDA device .*running on the host backend' -- \

@@ -127,12 +127,16 @@ import tempfile
 results_validator = jsonschema.Draft202012Validator(json.loads((root / "schemas/results.schema.json").read_text()))
 jsonschema.Draft202012Validator.check_schema(results_validator.schema)
 results = [("tests/golden/reports.json", json.loads((root / "tests/golden/reports.json").read_text()))]
+autograder_outputs = []  # (experiment, its --json, {gradescope, junit, tap: text})
 with tempfile.TemporaryDirectory() as tmp:
     for path in experiments:
         out, trace = pathlib.Path(tmp) / "r.json", pathlib.Path(tmp) / "t.json"
+        grades = {kind: pathlib.Path(tmp) / f"grade.{kind}" for kind in ("gradescope", "junit", "tap")}
         shrink = ["--set", "N=64"] if "N" in (yaml.safe_load(path.read_text()).get("params") or {}) else []
         run = subprocess.run([binary, "run", str(path), "--backend", "host", *shrink, "--repeat", "2",
-                              "--json", str(out), "--trace", str(trace)], capture_output=True, text=True)
+                              "--json", str(out), "--trace", str(trace),
+                              *[a for kind, f in grades.items() for a in (f"--{kind}", str(f))]],
+                             capture_output=True, text=True)
         if run.returncode not in (0, 1, 4):
             failures.append(f"{path}: streamlab run --json exited {run.returncode}: {run.stderr.strip()}")
             continue
@@ -141,6 +145,7 @@ with tempfile.TemporaryDirectory() as tmp:
         if document.get("passed") != {0: True, 1: False, 4: None}[run.returncode]:
             failures.append(f"{path}: exit {run.returncode} but \"passed\": {document.get('passed')}")
         results.append((f"--json of {path}", document))
+        autograder_outputs.append((path, document, {kind: f.read_text() for kind, f in grades.items()}))
         events = json.loads(trace.read_text()).get("traceEvents")
         if not isinstance(events, list) or not all({"ph", "pid", "tid", "name"} <= e.keys() for e in events):
             failures.append(f"{path}: --trace is not Chrome trace event JSON")
@@ -148,6 +153,50 @@ for name, document in results:
     errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in results_validator.iter_errors(document)]
     if errors:
         failures.append(f"{name}: rejected by the results schema: {errors[0]}")
+
+# The autograder outputs of every experiment: Gradescope's against a JSON Schema written from its
+# specification, JUnit XML against a JUnit XSD (xmllint), TAP by its grammar; each with one test
+# per check and expectation and the same score as the JSON. Both schemas must reject what breaks
+# them, or they would prove nothing.
+gradescope_validator = jsonschema.Draft202012Validator(json.loads((root / "schemas/gradescope.schema.json").read_text()))
+jsonschema.Draft202012Validator.check_schema(gradescope_validator.schema)
+junit_xsd = root / "schemas/junit.xsd"
+
+
+def junit_errors(text):
+    with tempfile.NamedTemporaryFile("w", suffix=".xml") as f:
+        f.write(text)
+        f.flush()
+        run = subprocess.run(["xmllint", "--noout", "--schema", str(junit_xsd), f.name], capture_output=True, text=True)
+        return "" if run.returncode == 0 else run.stderr.strip()
+
+
+tap_line = re.compile(r"^(ok|not ok) (\d+) - [^#\n]*( # SKIP .*)?$")
+for path, document, texts in autograder_outputs:
+    items = document["score"]["items"]
+    gradescope = json.loads(texts["gradescope"])
+    errors = [e.message for e in gradescope_validator.iter_errors(gradescope)]
+    if errors:
+        failures.append(f"{path}: --gradescope rejected by its schema: {errors[0]}")
+    if len(gradescope["tests"]) != len(items) or abs(gradescope["score"] - document["score"]["score"]) > 1e-9:
+        failures.append(f"{path}: --gradescope has {len(gradescope['tests'])} tests scoring {gradescope['score']}, the JSON {len(items)} items scoring {document['score']['score']}")
+    problem = junit_errors(texts["junit"])
+    if problem:
+        failures.append(f"{path}: --junit rejected by the JUnit XSD: {problem}")
+    if texts["junit"].count("<testcase ") != len(items):
+        failures.append(f"{path}: --junit has {texts['junit'].count('<testcase ')} test cases, the JSON {len(items)} items")
+    lines = texts["tap"].splitlines()
+    tests = [l for l in lines if l.startswith(("ok ", "not ok "))]
+    if lines[:2] != ["TAP version 14", f"1..{len(items)}"] or len(tests) != len(items) or \
+            not all(tap_line.match(l) and int(tap_line.match(l).group(2)) == n + 1 for n, l in enumerate(tests)):
+        failures.append(f"{path}: --tap is not a TAP 14 stream of {len(items)} tests: {lines[:4]}")
+if not autograder_outputs:
+    failures.append("no autograder outputs were checked")
+broken_gradescope = {"score": "full", "tests": [{"name": "x", "status": "passed?"}]}
+if gradescope_validator.is_valid(broken_gradescope):
+    failures.append("the Gradescope schema accepts a string score and an unknown status")
+if not junit_errors('<testsuites><testsuite tests="many"><testcase/></testsuite></testsuites>'):
+    failures.append("the JUnit XSD accepts a suite without a name, a count that is no number and a nameless case")
 
 # check --format json of every experiment, the analyzer's corpus and a bad file, against its schema;
 # exit code 2 exactly when there are errors.

@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake make g++ libyaml-cpp-dev libfmt-dev libcli11-dev nlohmann-json3-dev doctest-dev python3 python3-jsonschema python3-yaml)
+packages=(cmake make g++ libyaml-cpp-dev libfmt-dev libcli11-dev nlohmann-json3-dev doctest-dev python3 python3-jsonschema python3-yaml libxml2-utils)
 
 install_missing() {
   local missing=()

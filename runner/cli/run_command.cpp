@@ -18,124 +18,20 @@
 #include "runner/cli/cli.hpp"
 #include "runner/cli/commands.hpp"
 #include "runner/cli/locate_fault.hpp"
+#include "runner/cli/run_support.hpp"
 #include "runner/cli/watchdog.hpp"
 #include "runner/core/diagnostics.hpp"
 #include "runner/core/limits.hpp"
 #include "runner/execute/execute.hpp"
 #include "runner/load/environment.hpp"
 #include "runner/load/load.hpp"
+#include "runner/report/autograder.hpp"
 #include "runner/report/console.hpp"
 #include "runner/report/files.hpp"
 #include "runner/report/output_file.hpp"
 
 namespace streamlab {
 namespace {
-
-// The time limit of a command: the command line's --timeout, else the experiment's `timeout:`,
-// else the default. The watchdog names what had not finished when it passes.
-class TimeLimit {
- public:
-  explicit TimeLimit(const RunArgs& args)
-      : args_(args),
-        start_(std::chrono::steady_clock::now()),
-        watchdog_(deadline(seconds(nullptr)), limit_text(nullptr),
-                  [this] { return what_was_running(); }) {}
-
-  // Once the experiment is loaded, its own `timeout:` applies unless --timeout was given.
-  void loaded(const Experiment& exp) {
-    watchdog_.set_deadline(deadline(seconds(&exp)), limit_text(&exp));
-  }
-  void running_on(const Backend* backend) { backend_ = backend; }
-  // The run failed: its cleanup may still wait for the device (a kernel that never ends), and the
-  // limit's message must then say what failed, not only that time ran out.
-  void failed(const std::string& why) {
-    std::lock_guard lock(mutex_);
-    failure_ = why;
-  }
-  RunProgress progress;
-
-  int64_t seconds(const Experiment* exp) const {
-    if (args_.timeout >= 0) return args_.timeout;
-    return exp && exp->timeout_s > 0 ? exp->timeout_s : limits::kDefaultTimeoutSeconds;
-  }
-  // What is left of the limit, in whole seconds (at least 1); 0 when there is no limit.
-  int64_t seconds_left(const Experiment& exp) const {
-    int64_t s = seconds(&exp);
-    if (s == 0) return 0;
-    auto spent =
-        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start_)
-            .count();
-    return std::max<int64_t>(1, s - spent);
-  }
-
- private:
-  std::chrono::steady_clock::time_point deadline(int64_t s) const {
-    return s == 0 ? std::chrono::steady_clock::time_point::max() : start_ + std::chrono::seconds(s);
-  }
-  std::string limit_text(const Experiment* exp) const {
-    int64_t s = seconds(exp);
-    std::string source = args_.timeout >= 0 ? fmt::format("--timeout {}", s)
-                         : exp && exp->timeout_s > 0
-                             ? fmt::format("`timeout: {}` in the experiment", s)
-                             : "the default; --timeout S changes it";
-    return fmt::format("the command ran longer than {} s ({})", s, source);
-  }
-  std::string what_was_running() const {
-    {
-      std::lock_guard lock(mutex_);
-      if (!failure_.empty())
-        return fmt::format(
-            "the run had failed ({}), and streamlab was waiting for the device's unfinished work "
-            "before it could exit",
-            failure_);
-    }
-    std::string out = "stopped " + progress.describe();
-    const Backend* b = backend_;
-    std::string detail = b ? b->unfinished() : "";
-    return detail.empty() ? out : out + "; " + detail;
-  }
-
-  const RunArgs& args_;
-  std::chrono::steady_clock::time_point start_;
-  std::atomic<const Backend*> backend_{nullptr};
-  mutable std::mutex mutex_;
-  std::string failure_;
-  Watchdog watchdog_;  // last: it calls what_was_running(), which reads the members above
-};
-
-LoadOptions load_options(const std::vector<std::string>& sets) {
-  LoadOptions options;
-  for (const auto& s : sets) {
-    auto eq = s.find('=');
-    options.overrides.emplace_back(s.substr(0, eq), s.substr(eq + 1));
-  }
-  return options;
-}
-
-// Chooses the backend; with `auto` and no device, says on stderr that it falls back to the host.
-std::unique_ptr<Backend> choose_backend(const Experiment& exp, const RunArgs& args) {
-  if (args.backend == "host") return make_host_backend(exp);
-  std::string why;
-  int count = cuda_device_count(&why);
-  if (args.backend == "cuda" && count == 0)
-    throw RunError("--backend cuda: no CUDA device (" + why + ")");
-  if (count == 0) {
-    std::cerr << fmt::format(
-        "streamlab: note: no CUDA device ({}); running on the host backend: results are validated, "
-        "no GPU times are measured\n",
-        why);
-    return make_host_backend(exp);
-  }
-  if (args.device < 0 || args.device >= count)
-    throw RunError(fmt::format("--device {}: no such device ({} CUDA device{})", args.device, count,
-                               count == 1 ? "" : "s"));
-  const std::map<std::string, TimerChoice> timers = {{"auto", TimerChoice::automatic},
-                                                     {"cupti", TimerChoice::cupti},
-                                                     {"events", TimerChoice::events},
-                                                     {"none", TimerChoice::none}};
-  return make_cuda_backend(exp, args.device,
-                           {timers.at(args.timer), !args.no_gate, args.locate_fault});
-}
 
 // Repetitions: the command line's, else the experiment's; the host backend runs once by default
 // (it measures no GPU time, so repeating it only proves determinism).
@@ -149,16 +45,34 @@ RunOptions run_options(const Experiment& exp, const RunArgs& args, const Backend
   return o;
 }
 
-// The report options, in the order their reports are formatted and written.
+// The report options, in the order their reports are formatted and written. `seconds`: the
+// command's wall-clock time so far, for the autograders' execution time.
 struct ReportOption {
   const char* option;
   std::string RunArgs::*path;
-  std::string (*format)(const Experiment&, const RunRecord&);
+  std::string (*format)(const Experiment&, const RunRecord&, double seconds);
 };
-const ReportOption kReportOptions[] = {{"--json", &RunArgs::json, format_json},
-                                       {"--csv", &RunArgs::csv, format_csv},
-                                       {"--trace", &RunArgs::trace, format_trace},
-                                       {"--html", &RunArgs::html, format_html}};
+const ReportOption kReportOptions[] = {
+    {"--json", &RunArgs::json,
+     [](const Experiment& e, const RunRecord& r, double) { return format_json(e, r); }},
+    {"--csv", &RunArgs::csv,
+     [](const Experiment& e, const RunRecord& r, double) { return format_csv(e, r); }},
+    {"--trace", &RunArgs::trace,
+     [](const Experiment& e, const RunRecord& r, double) { return format_trace(e, r); }},
+    {"--html", &RunArgs::html,
+     [](const Experiment& e, const RunRecord& r, double) { return format_html(e, r); }},
+    {"--gradescope", &RunArgs::gradescope,
+     [](const Experiment& e, const RunRecord& r, double s) {
+       return format_gradescope(grade_report(e, r, s));
+     }},
+    {"--junit", &RunArgs::junit,
+     [](const Experiment& e, const RunRecord& r, double s) {
+       return format_junit(grade_report(e, r, s));
+     }},
+    {"--tap", &RunArgs::tap,
+     [](const Experiment& e, const RunRecord& r, double s) {
+       return format_tap(grade_report(e, r, s));
+     }}};
 
 // The report paths, checked before the experiment is loaded: a path that cannot be written must
 // not cost a run, and no report may replace the experiment it reports on.
@@ -166,7 +80,9 @@ OutputPlan output_plan(const RunArgs& args) {
   std::vector<OutputRequest> requests;
   for (const auto& r : kReportOptions)
     if (!(args.*r.path).empty()) requests.push_back({r.option, args.*r.path});
-  return OutputPlan(std::move(requests), {{"the experiment file", args.file}});
+  OutputPlan plan(std::move(requests), {{"the experiment file", args.file}});
+  refuse_stdout_without_stderr(plan, args.no_stderr);
+  return plan;
 }
 
 // The files the experiment's kernels read are known once it is loaded: no report replaces them.
@@ -179,25 +95,14 @@ void refuse_kernel_files(const OutputPlan& plan, const Experiment& exp) {
 
 // Writes every report asked for, all or none; a report sent to stdout replaces the console report
 // there.
-void write_reports(const Experiment& exp, const RunRecord& record, const OutputPlan& plan) {
+void write_reports(const Experiment& exp, const RunRecord& record, const OutputPlan& plan,
+                   double seconds) {
   if (!plan.writes_stdout()) std::cout << format_console_report(exp, record) << std::flush;
   std::vector<std::string> texts;
   for (const auto& request : plan.requests())
     for (const auto& r : kReportOptions)
-      if (request.option == r.option) texts.push_back(r.format(exp, record));
+      if (request.option == r.option) texts.push_back(r.format(exp, record, seconds));
   plan.commit(texts);
-}
-
-// "repetition 12 of 23" on stderr, rewritten in place, once a run has taken a second; only on a
-// terminal, so logs and pipes stay clean.
-std::function<void(int64_t, int64_t)> progress_printer() {
-  if (!isatty(STDERR_FILENO)) return {};
-  auto start = std::chrono::steady_clock::now();
-  return [start](int64_t done, int64_t total) {
-    if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
-    std::cerr << fmt::format("\rstreamlab: repetition {} of {}", done, total)
-              << (done == total ? "\r\033[K" : "") << std::flush;
-  };
 }
 
 // A racy experiment's numbers and results mean nothing: `run` shows what analyze finds first and
@@ -219,18 +124,6 @@ Findings refuse_on_findings(const Experiment& exp, const RunArgs& args) {
                   "nothing. Fix them, or pass --allow-races to run it anyway\n",
                   exp.file, format_counts(n)),
       {});
-}
-
-// User kernels are compiled by `check`, and by a run on the host backend (which cannot run them),
-// for the oldest GPU streamlab targets (PTX for sm_75), so their errors show without a GPU; where
-// NVRTC is missing, a note says they could not be compiled.
-void compile_for_check(const Experiment& exp) {
-  if (exp.kernels.empty()) return;
-  try {
-    compile_user_kernels(exp, "compute_75");
-  } catch (const RunError& e) {
-    std::cerr << fmt::format("streamlab: note: user kernels not compiled: {}\n", e.what());
-  }
 }
 
 RunRecord run_with(const Experiment& exp, const RunArgs& args, Findings findings,
@@ -296,6 +189,7 @@ RunError explain_fault(const Experiment& exp, const RunArgs& args, const DeviceF
 }  // namespace
 
 int cmd_run(const RunArgs& args) {
+  auto started = std::chrono::steady_clock::now();
   OutputPlan plan = output_plan(args);
   std::optional<TimeLimit> limit(std::in_place, args);
   Experiment exp = load_file(args.file, load_options(args.sets));
@@ -317,7 +211,7 @@ int cmd_run(const RunArgs& args) {
   }
   const RunRecord& record = *ran;
   limit.reset();  // reports are written whole or not at all: not cut short by the limit
-  write_reports(exp, record, plan);
+  write_reports(exp, record, plan, seconds_since(started));
   switch (record.verdict()) {
     case Verdict::passed:
       return kExitOk;

@@ -1,0 +1,118 @@
+#pragma once
+// What the run, check and grade commands share: the time limit of a command, the backend the
+// command line chooses, progress on a terminal, and the rules for what may go to stdout.
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "runner/cli/commands.hpp"
+#include "runner/cli/watchdog.hpp"
+#include "runner/core/limits.hpp"
+#include "runner/execute/execute.hpp"
+#include "runner/load/load.hpp"
+#include "runner/report/output_file.hpp"
+
+namespace streamlab {
+
+// The time limit of a command: the command line's --timeout, else the experiment's `timeout:`,
+// else the default. The watchdog names what had not finished when it passes.
+class TimeLimit {
+ public:
+  explicit TimeLimit(const RunArgs& args)
+      : args_(args),
+        start_(std::chrono::steady_clock::now()),
+        watchdog_(deadline(seconds(nullptr)), limit_text(nullptr),
+                  [this] { return what_was_running(); }) {}
+
+  // Once the experiment is loaded, its own `timeout:` applies unless --timeout was given.
+  void loaded(const Experiment& exp) {
+    watchdog_.set_deadline(deadline(seconds(&exp)), limit_text(&exp));
+  }
+  void running_on(const Backend* backend) { backend_ = backend; }
+  // The run failed: its cleanup may still wait for the device (a kernel that never ends), and the
+  // limit's message must then say what failed, not only that time ran out.
+  void failed(const std::string& why) {
+    std::lock_guard lock(mutex_);
+    failure_ = why;
+  }
+  RunProgress progress;
+
+  int64_t seconds(const Experiment* exp) const {
+    if (args_.timeout >= 0) return args_.timeout;
+    return exp && exp->timeout_s > 0 ? exp->timeout_s : limits::kDefaultTimeoutSeconds;
+  }
+  // What is left of the limit, in whole seconds (at least 1); 0 when there is no limit.
+  int64_t seconds_left(const Experiment& exp) const {
+    int64_t s = seconds(&exp);
+    if (s == 0) return 0;
+    auto spent =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start_)
+            .count();
+    return std::max<int64_t>(1, s - spent);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point deadline(int64_t s) const {
+    return s == 0 ? std::chrono::steady_clock::time_point::max() : start_ + std::chrono::seconds(s);
+  }
+  std::string limit_text(const Experiment* exp) const {
+    int64_t s = seconds(exp);
+    std::string source = args_.timeout >= 0 ? fmt::format("--timeout {}", s)
+                         : exp && exp->timeout_s > 0
+                             ? fmt::format("`timeout: {}` in the experiment", s)
+                             : "the default; --timeout S changes it";
+    return fmt::format("the command ran longer than {} s ({})", s, source);
+  }
+  std::string what_was_running() const {
+    {
+      std::lock_guard lock(mutex_);
+      if (!failure_.empty())
+        return fmt::format(
+            "the run had failed ({}), and streamlab was waiting for the device's unfinished work "
+            "before it could exit",
+            failure_);
+    }
+    std::string out = "stopped " + progress.describe();
+    const Backend* b = backend_;
+    std::string detail = b ? b->unfinished() : "";
+    return detail.empty() ? out : out + "; " + detail;
+  }
+
+  const RunArgs& args_;
+  std::chrono::steady_clock::time_point start_;
+  std::atomic<const Backend*> backend_{nullptr};
+  mutable std::mutex mutex_;
+  std::string failure_;
+  Watchdog watchdog_;  // last: it calls what_was_running(), which reads the members above
+};
+
+// --set NAME=EXPR, as load takes them.
+LoadOptions load_options(const std::vector<std::string>& sets);
+
+// Chooses the backend; with `auto` and no device, says on stderr that it falls back to the host.
+std::unique_ptr<Backend> choose_backend(const Experiment& exp, const RunArgs& args);
+
+// "repetition 12 of 23" on stderr, rewritten in place, once a run has taken a second; only on a
+// terminal, so logs and pipes stay clean. Empty when stderr is no terminal.
+std::function<void(int64_t, int64_t)> progress_printer();
+
+// User kernels are compiled by `check`, and by a run on the host backend (which cannot run them),
+// for the oldest GPU streamlab targets (PTX for sm_75), so their errors show without a GPU; where
+// NVRTC is missing, a note says they could not be compiled.
+void compile_for_check(const Experiment& exp);
+
+// With --no-stderr, notes and diagnostics go to stdout: a report written to "-" would mix with
+// them, so it is refused (CommandLineError).
+void refuse_stdout_without_stderr(const OutputPlan& plan, bool no_stderr);
+
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace streamlab
