@@ -18,6 +18,10 @@ std::vector<OpFigures> op_figures(const RunRecord& run, size_t op_count);
 Summary host_span(const RunRecord& run);
 Summary device_span(const RunRecord& run);  // n = 0 when no device op was timed
 
+// Times below the physical floor of the device the run used (its bytes over run.peaks), each
+// said in a sentence; none when the device's peaks are unknown (floor.cpp).
+std::vector<std::string> impossible_timings(const Experiment& exp, const RunRecord& run);
+
 // Medians over the timed repetitions (NaN when not measured).
 double median_overlap(const RunRecord& run, size_t a, size_t b);
 

@@ -75,6 +75,10 @@ std::vector<ScoredItem> score_items(const Experiment& exp, const RunRecord& run)
     for (ScoredItem& s : items)
       if (s.timing && s.score > 0) s.score = 0, s.output = why + "; " + s.output;
   }
+  if (!run.impossible.empty())
+    for (ScoredItem& s : items)
+      if (s.timing && s.score > 0)
+        s.score = 0, s.output = "no points: " + run.impossible.front() + "; " + s.output;
   make_titles_unique(items);
   return items;
 }

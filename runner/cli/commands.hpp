@@ -17,7 +17,7 @@ struct RunArgs {
   int device = 0;
   std::string json, csv, trace, html;  // report files; "-" is stdout
   std::string gradescope, junit, tap;  // autograder files; "-" is stdout
-  bool no_stderr = false;  // --no-stderr: what would go to stderr goes to stdout
+  bool no_stderr = false;              // --no-stderr: what would go to stderr goes to stdout
   bool print = false;                  // check --print: the expanded op list
   std::string format = "text";         // check --format
   bool allow_races = false;            // run --allow-races: run despite analysis errors

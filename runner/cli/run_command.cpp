@@ -69,8 +69,7 @@ const ReportOption kReportOptions[] = {
      [](const Experiment& e, const RunRecord& r, double s) {
        return format_junit(grade_report(e, r, s));
      }},
-    {"--tap", &RunArgs::tap,
-     [](const Experiment& e, const RunRecord& r, double s) {
+    {"--tap", &RunArgs::tap, [](const Experiment& e, const RunRecord& r, double s) {
        return format_tap(grade_report(e, r, s));
      }}};
 

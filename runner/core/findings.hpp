@@ -58,7 +58,7 @@ struct Edit {
   }
   static Edit replacing(std::string section, int line, std::string old, std::string text,
                         std::string where) {
-    return {Kind::replace, line, std::move(section), std::move(old), std::move(text),
+    return {Kind::replace,   line, std::move(section), std::move(old), std::move(text),
             std::move(where)};
   }
   static Edit declaring(std::string section, std::string text) {

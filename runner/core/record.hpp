@@ -134,6 +134,14 @@ std::string_view status_name(ScoredItem::Status s);
 // time; a user kernel it cannot run).
 enum class Verdict { passed, failed, incomplete };
 
+// The fastest the device in use can move bytes, for the physical floor below which no measured
+// time can lie. In GB/s (1e9 bytes per second); NaN where unknown.
+struct DevicePeaks {
+  double memory_gbps = NAN;                // device memory, reads and writes together
+  double link_gbps = NAN;                  // the host link, each direction
+  std::string memory_source, link_source;  // how each was worked out
+};
+
 // Everything a run produced; reports format it and measure nothing.
 struct RunRecord {
   std::string backend;  // "cuda" or "host"
@@ -148,6 +156,7 @@ struct RunRecord {
   std::vector<ExpectationResult> expectations;
   Findings diagnostics;           // what `streamlab check` said of the experiment before it ran
   std::vector<ScoredItem> items;  // the checks, then the expectations, scored (score.hpp)
+  DevicePeaks peaks;              // of the device the run used (none on the host backend)
   // What could not be trusted in the timings (a time below the device's physical floor).
   std::vector<std::string> impossible;
   bool device_timing() const { return timer != "none"; }  // device intervals were measured

@@ -41,7 +41,13 @@ class Backend {
   // repetition runs, so it only reads progress (and asks CUDA, which is thread-safe). "" when it
   // knows nothing more than the run's phase.
   virtual std::string unfinished() const { return ""; }
+  // The device's peak rates (after prepare()); unknown on the host backend.
+  virtual DevicePeaks peaks() const { return {}; }
 };
+
+// What the datasheet numbers of `device` give: device memory from its clock and bus width, the
+// host link from the PCIe speed and width Linux reports for it (nothing known without sysfs).
+DevicePeaks cuda_device_peaks(int device);
 
 std::unique_ptr<Backend> make_host_backend(const Experiment& exp);
 enum class TimerChoice {

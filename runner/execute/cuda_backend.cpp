@@ -93,10 +93,12 @@ class CudaBackend final : public Backend {
   std::string timer() const override { return timer_ ? timer_->name() : "none"; }
   std::string timer_description() const override { return timer_ ? timer_->description() : ""; }
   std::vector<std::string> notes() const override { return notes_; }
+  DevicePeaks peaks() const override { return peaks_; }
 
   void prepare() override {
     STREAMLAB_CUDA(cudaSetDevice(device_));
     describe_device();
+    peaks_ = cuda_device_peaks(device_);
     check_host_memory(exp_, true);
     check_device_memory();
     create_streams();
@@ -481,6 +483,7 @@ class CudaBackend final : public Backend {
   int device_;
   CudaOptions options_;
   std::string description_;
+  DevicePeaks peaks_;
   CudaState state_;
   // Declaration order is destruction order reversed: memory goes after the streams using it.
   std::vector<Memory> memory_;

@@ -69,7 +69,9 @@ RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptio
   record.diagnostics = options.findings;
   record.checks = run_checks(
       exp, [&](int index) { return backend.contents(index); }, backend.measures_device_time());
+  record.peaks = backend.peaks();
   record.figures = run_figures(exp, record);
+  record.impossible = impossible_timings(exp, record);
   record.expectations = evaluate_expectations(exp, record);
   record.items = score_items(exp, record);
   return record;

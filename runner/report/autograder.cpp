@@ -98,21 +98,20 @@ std::string format_gradescope(const GradeReport& r) {
                      {"tags", json::array({s.check ? "check" : "expectation", s.id})}});
   }
   ScoreTotal t = total(r.items);
-  json doc = {{"score", t.score},
-              {"execution_time", std::lround(r.execution_s)},
-              {"output", r.output},
-              {"output_format", "text"},
-              {"visibility", "visible"},
-              {"stdout_visibility", "hidden"},
+  json doc = {{"score", t.score},        {"execution_time", std::lround(r.execution_s)},
+              {"output", r.output},      {"output_format", "text"},
+              {"visibility", "visible"}, {"stdout_visibility", "hidden"},
               {"tests", tests}};
   if (!std::isnan(r.span_ms))
-    doc["leaderboard"] = json::array({{{"name", "span (ms)"}, {"value", r.span_ms}, {"order", "asc"}}});
+    doc["leaderboard"] =
+        json::array({{{"name", "span (ms)"}, {"value", r.span_ms}, {"order", "asc"}}});
   return json_text(doc);
 }
 
 std::string format_junit(const GradeReport& r) {
   size_t failures = 0, skips = 0;
-  for (const ScoredItem& s : r.items) failures += !full_marks(s) && !skipped(s), skips += skipped(s);
+  for (const ScoredItem& s : r.items)
+    failures += !full_marks(s) && !skipped(s), skips += skipped(s);
   ScoreTotal t = total(r.items);
   std::string time = fmt::format("{:.3f}", r.execution_s), stamp = now_utc();
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -128,9 +127,9 @@ std::string format_junit(const GradeReport& r) {
       r.items.size(), failures, skips, time, stamp, xml(r.title), xml(r.file), points(t.score),
       points(t.max_score));
   for (const ScoredItem& s : r.items) {
-    out += fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"0\" file=\"{}\" line=\"{}\">\n",
-                       xml(s.title), xml(s.check ? "check" : "expectation"), xml(s.loc.file),
-                       s.loc.line);
+    out += fmt::format(
+        "    <testcase name=\"{}\" classname=\"{}\" time=\"0\" file=\"{}\" line=\"{}\">\n",
+        xml(s.title), xml(s.check ? "check" : "expectation"), xml(s.loc.file), s.loc.line);
     std::string score = fmt::format("{} of {} points", points(s.score), points(s.max_score));
     if (skipped(s))
       out += fmt::format("      <skipped message=\"{}\"/>\n", xml(s.output));
@@ -140,7 +139,8 @@ std::string format_junit(const GradeReport& r) {
     out += fmt::format("      <system-out>{}: {}</system-out>\n", xml(score), xml(s.output));
     out += "    </testcase>\n";
   }
-  out += fmt::format("    <system-out>{}</system-out>\n  </testsuite>\n</testsuites>\n", xml(r.output));
+  out += fmt::format("    <system-out>{}</system-out>\n  </testsuite>\n</testsuites>\n",
+                     xml(r.output));
   return out;
 }
 
@@ -151,13 +151,17 @@ std::string format_tap(const GradeReport& r) {
     out += fmt::format("{} {} - {}{}\n", full_marks(s) || skipped(s) ? "ok" : "not ok", i + 1,
                        tap_line(s.title),
                        skipped(s) ? " # SKIP " + tap_line(s.output) : std::string());
-    json block = {{"id", s.id},           {"status", status_name(s.status)},
-                  {"score", s.score},     {"max_score", s.max_score},
+    json block = {{"id", s.id},
+                  {"status", status_name(s.status)},
+                  {"score", s.score},
+                  {"max_score", s.max_score},
                   {"visibility", visibility_name(s.visibility)},
-                  {"line", s.loc.line},   {"output", s.output}};
+                  {"line", s.loc.line},
+                  {"output", s.output}};
     out += "  ---\n";
     for (const auto& [key, value] : block.items())
-      out += fmt::format("  {}: {}\n", key, value.dump(-1, ' ', false, json::error_handler_t::replace));
+      out += fmt::format("  {}: {}\n", key,
+                         value.dump(-1, ' ', false, json::error_handler_t::replace));
     out += "  ...\n";
   }
   ScoreTotal t = total(r.items);

@@ -227,7 +227,8 @@ std::string format_verdict(const RunRecord& run) {
       if (checks_open) parts.push_back(count(checks_open, "check"));
       if (open) parts.push_back(count(open, "expectation"));
       return fmt::format(
-          "verdict: INCOMPLETE: nothing failed, but {} could not be evaluated here; a pass needs every "
+          "verdict: INCOMPLETE: nothing failed, but {} could not be evaluated here; a pass needs "
+          "every "
           "one evaluated (exit code 4)\n",
           join(parts, " and "));
     }
