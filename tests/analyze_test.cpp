@@ -400,3 +400,25 @@ TEST_CASE(
   }
   CHECK(with_races > 50);  // the generator makes racy and clean experiments alike
 }
+
+TEST_CASE("analyze: each mistake of the overlap lab gives the diagnostic that names it") {
+  const std::pair<const char*, const char*> mistakes[] = {
+      {"pageable", "pageable-async"},     {"one_stream", "one-stream"},
+      {"sync_per_chunk", "sync-in-loop"}, {"no_events", "race"},
+      {"too_small", "overhead-bound"},    {"legacy_stream", "legacy-serializes"}};
+  for (auto [file, code] : mistakes) {
+    INFO(file);
+    Experiment exp =
+        load_file((source_dir() / fmt::format("tests/labs/overlap/{}.yaml", file)).string());
+    Findings f = analyze(exp);
+    CHECK(count_code(f, code) >= 1);
+    for (const Finding& x : f.items())  // and nothing else that is not the mistake's own
+      CHECK((x.code == code || x.severity == Severity::note));
+  }
+  for (const char* clean : {"starter", "solution"}) {
+    INFO(clean);
+    Experiment exp =
+        load_file((source_dir() / fmt::format("experiments/labs/overlap/{}.yaml", clean)).string());
+    CHECK(analyze(exp).items().empty());
+  }
+}

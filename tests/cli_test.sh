@@ -203,6 +203,30 @@ expect no-stderr-stdout-report 2 "no-stderr sends notes and diagnostics to stdou
 expect autograder-files 4 "verdict: INCOMPLETE" -- bash -c "'$bin' run experiments/04_two_transposes_pinned_async.yaml --backend host --set N=64 --no-stderr --gradescope '$out.gs' --junit '$out.xml' --tap '$out.tap' 2>'$out.err'; rc=\$?; grep -q '\"score\": 2.0' '$out.gs' && grep -q 'skipped=\"2\"' '$out.xml' && grep -q '^ok 3 - .* # SKIP' '$out.tap' && [ ! -s '$out.err' ] || exit 9; exit \$rc"
 rm -f "$out.err" "$out.gs" "$out.xml" "$out.tap"
 
+# grade: the lab's rubric applied to submissions on the host backend (timing is not evaluated
+# there: exit 4 when nothing failed); what a submission does wrong scores zero with its reason,
+# and only the rubric's own mistakes fail the command.
+lab=experiments/labs/overlap rubric=experiments/labs/overlap/overlap.rubric.yaml
+expect grade-solution 4 "score: 50 of 100 points" -- "$bin" grade $lab/solution.yaml --rubric $rubric --backend host --set N=1048576
+expect grade-race 1 "not run: streamlab check finds an error in the submission: line 24: data race" -- \
+  "$bin" grade tests/labs/overlap/no_events.yaml --rubric $rubric --backend host --set N=1048576
+expect grade-unloadable 1 "0 / 40 .*every element of h_out|the submission does not load: .*malformed YAML" -- \
+  bash -c "printf 'name: x\nops: [\n' > '$out.sub.yaml'; '$bin' grade '$out.sub.yaml' --rubric $rubric --backend host"
+expect grade-missing-buffer 1 "not applied to the submission: unknown buffer 'h_out'" -- \
+  bash -c "sed 's/h_out/result/g' $lab/solution.yaml > '$lab/../.cli_renamed.yaml'; '$bin' grade '$lab/../.cli_renamed.yaml' --rubric $rubric --backend host --set N=1048576; rc=\$?; rm -f '$lab/../.cli_renamed.yaml'; exit \$rc"
+expect grade-no-stderr 1 "score: 5 of 100" -- bash -c "'$bin' grade tests/labs/overlap/no_events.yaml --rubric $rubric --backend host --set N=1048576 --no-stderr 2>'$out.err'; rc=\$?; [ -s '$out.err' ] && exit 9; exit \$rc"
+expect grade-gradescope 1 '"score": 5.0' -- bash -c "'$bin' grade tests/labs/overlap/no_events.yaml --rubric $rubric --backend host --set N=1048576 --gradescope '$out.gs' >/dev/null; rc=\$?; cat '$out.gs'; exit \$rc"
+expect grade-bad-rubric 2 "bad.rubric.yaml:2:9: error: repeat: 0; expected 1 to" -- \
+  bash -c "printf 'rubric: r\nrepeat: 0\npeers: {reference: /etc/passwd}\n' > '$out.bad.rubric.yaml'; '$bin' grade $lab/solution.yaml --rubric '$out.bad.rubric.yaml'"
+expect grade-rubric-peer-outside 2 "peer 'reference': /etc/passwd is not a file in the rubric's folder" -- \
+  bash -c "printf 'rubric: r\npeers: {reference: /etc/passwd}\n' > '$out.bad.rubric.yaml'; '$bin' grade $lab/solution.yaml --rubric '$out.bad.rubric.yaml'"
+expect grade-rubric-unknown-peer 2 "relative: 'nobody' is no peer of the rubric" -- \
+  bash -c "printf 'rubric: r\nexpect:\n  - {measure: \"span()\", relative: nobody, full_at: 1, zero_at: 2}\n' > '$out.bad.rubric.yaml'; '$bin' grade $lab/solution.yaml --rubric '$out.bad.rubric.yaml' --backend host"
+expect grade-rubric-misfits-reference 2 "does not apply to its reference solution" -- \
+  bash -c "printf 'rubric: r\npeers: {reference: solution.yaml}\nchecks:\n  - value: {buffer: nowhere, value: 0}\n' > '$lab/.cli.rubric.yaml'; '$bin' grade $lab/solution.yaml --rubric '$lab/.cli.rubric.yaml' --backend host; rc=\$?; rm -f '$lab/.cli.rubric.yaml'; exit \$rc"
+expect run-rubric 2 "this file is a rubric, not an experiment" -- "$bin" run $rubric --backend host
+rm -f "$out.sub.yaml" "$out.err" "$out.gs" "$out.bad.rubric.yaml"
+
 # Without a GPU: auto falls back to the host backend and says so; cuda is a runtime failure.
 if ! "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32 >/dev/null 2>&1; then
   expect auto-fallback 4 'note: no CUDA device .*running on the host backend' -- \

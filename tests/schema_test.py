@@ -66,7 +66,8 @@ def schema_errors(path):
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(document)]
 
 
-experiments = sorted((root / "experiments").rglob("*.yaml")) + sorted((root / "tests/data").glob("*.yaml"))
+experiments = sorted(p for p in (root / "experiments").rglob("*.yaml") if not p.name.endswith(".rubric.yaml")) + \
+    sorted((root / "tests/data").glob("*.yaml"))
 for path in experiments:
     errors = schema_errors(path)
     if errors:
@@ -153,6 +154,49 @@ for name, document in results:
     errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in results_validator.iter_errors(document)]
     if errors:
         failures.append(f"{name}: rejected by the results schema: {errors[0]}")
+
+# grade: the lab's rubric against its own schema; each lab submission graded on the host backend,
+# its --json against the grade schema (with the results schema inside) and its --gradescope,
+# --junit and --tap as above; and the grade holds together (every item once, the score its sum).
+import warnings
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+schemas = {name: json.loads((root / f"schemas/{name}.schema.json").read_text())
+           for name in ("experiment", "results", "rubric", "grade")}
+store = {s["$id"]: s for s in schemas.values()}
+
+
+def validator(name):
+    resolver = jsonschema.RefResolver.from_schema(schemas[name], store=store)
+    return jsonschema.Draft202012Validator(schemas[name], resolver=resolver)
+
+
+rubrics = sorted((root / "experiments").rglob("*.rubric.yaml"))
+if not rubrics:
+    failures.append("no rubric under experiments/")
+for rubric in rubrics:
+    errors = [e.message for e in validator("rubric").iter_errors(yaml.safe_load(rubric.read_text()))]
+    if errors:
+        failures.append(f"{rubric}: rejected by the rubric schema: {errors[0]}")
+lab = root / "experiments/labs/overlap"
+submissions = [lab / "solution.yaml", lab / "starter.yaml"] + sorted((root / "tests/labs/overlap").glob("*.yaml"))
+with tempfile.TemporaryDirectory() as tmp:
+    for submission in submissions:
+        files = {kind: pathlib.Path(tmp) / f"g.{kind}" for kind in ("json", "gradescope", "junit", "tap")}
+        run = subprocess.run([binary, "grade", str(submission), "--rubric", str(lab / "overlap.rubric.yaml"),
+                              "--backend", "host", "--set", "N=65536",
+                              *[a for k, f in files.items() for a in (f"--{k}", str(f))]],
+                             capture_output=True, text=True)
+        if run.returncode not in (1, 4):
+            failures.append(f"{submission}: grade exited {run.returncode}: {run.stderr.strip()[:300]}")
+            continue
+        grade = json.loads(files["json"].read_text())
+        errors = [e.message for e in validator("grade").iter_errors(grade)]
+        if errors:
+            failures.append(f"{submission}: grade --json rejected by its schema: {errors[0]}")
+        if abs(sum(i["score"] for i in grade["items"]) - grade["score"]) > 1e-9 or grade["max_score"] != 100:
+            failures.append(f"{submission}: the grade's score {grade['score']} of {grade['max_score']} is not its items' sum of 100")
+        autograder_outputs.append((submission, {"score": {"items": grade["items"], "score": grade["score"]}},
+                                   {k: files[k].read_text() for k in ("gradescope", "junit", "tap")}))
 
 # The autograder outputs of every experiment: Gradescope's against a JSON Schema written from its
 # specification, JUnit XML against a JUnit XSD (xmllint), TAP by its grammar; each with one test

@@ -17,7 +17,7 @@ n=0
 while IFS= read -r f; do
   cp "$f" "$out/$(echo "$f" | tr / _)"
   n=$((n + 1))
-done < <(find experiments tests/bad tests/analyze tests/data -name '*.yaml' | LC_ALL=C sort)
+done < <(find experiments tests/bad tests/analyze tests/data tests/labs -name '*.yaml' ! -name '*.rubric.yaml' | LC_ALL=C sort)
 echo "fuzz_corpus: $n files in $out"
 
 # The expectation functions, from their table (runner/check/expect.cpp: {"duration", {ExpectArg::op}, ...).

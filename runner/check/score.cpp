@@ -83,9 +83,21 @@ std::vector<ScoredItem> score_items(const Experiment& exp, const RunRecord& run)
   return items;
 }
 
+void gate_timing(std::vector<ScoredItem>& items) {
+  const ScoredItem* gate = first_failed_check(items);
+  if (!gate) return;
+  std::string why = fmt::format(
+      "no points: check '{}' did not pass, and timing counts only for "
+      "a correct result",
+      gate->title);
+  for (ScoredItem& s : items)
+    if (s.timing && s.score > 0) s.score = 0, s.output = why + "; " + s.output;
+}
+
 ScoredItem unscored_item(const ItemMeta& meta, bool check, std::string title, SourceLoc loc,
                          std::string why) {
   ScoredItem s = from_meta(meta, check, std::move(title), std::move(loc));
+  s.status = ScoredItem::Status::failed;
   if (s.id.empty()) s.id = fmt::format("line {}", s.loc.line);
   s.output = std::move(why);
   return s;

@@ -13,8 +13,12 @@ namespace streamlab {
 // filled), each with a title unique within the run.
 std::vector<ScoredItem> score_items(const Experiment& exp, const RunRecord& run);
 
+// Correctness gates timing: when a check did not pass, no timing item keeps its points (each
+// says why). score_items applies it; so must whoever adds items to a run's.
+void gate_timing(std::vector<ScoredItem>& items);
+
 // An item that could not be given to the run (a rubric's check naming an op the submission does
-// not have): no points, with why.
+// not have): failed, no points, with why.
 ScoredItem unscored_item(const ItemMeta& meta, bool check, std::string title, SourceLoc loc,
                          std::string why);
 

@@ -39,7 +39,7 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
 // "did you mean" for a mistyped subcommand, before CLI11 gives its generic message.
 bool reject_unknown_command(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return false;
-  const std::vector<std::string> commands = {"run", "check", "list"};
+  const std::vector<std::string> commands = {"run", "check", "grade", "list"};
   std::string word = argv[1];
   if (std::find(commands.begin(), commands.end(), word) != commands.end()) return false;
   std::cerr << fmt::format(
@@ -158,6 +158,33 @@ int run_cli(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}));
   add_set_option(check, args.sets);
   add_no_stderr_flag(check, args);
+  auto* grade = app.add_subcommand(
+      "grade",
+      "Score a submission with a rubric (its hidden checks and expectations, points, peers such as "
+      "the reference solution run beside it); outputs for Gradescope, JUnit and TAP");
+  grade->add_option("submission", args.file, "The student's experiment")->required();
+  grade->add_option("--rubric", args.rubric, "The instructor's rubric (NAME.rubric.yaml)")
+      ->required()
+      ->type_name("FILE");
+  grade
+      ->add_option("--reference", args.reference,
+                   "The reference solution, run beside the submission as peer 'reference' (in "
+                   "place of the rubric's)")
+      ->type_name("FILE");
+  grade->add_option("--set", args.sets, "Replace a param of the rubric: NAME=EXPR (repeatable)")
+      ->type_name("NAME=EXPR")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::Validator(validate_set, ""));
+  grade->add_option("--backend", args.backend, "cuda, host, or auto: cuda when a device exists")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}));
+  grade->add_option("--device", args.device, "CUDA device index");
+  grade->add_option("--json", args.json, "Write the grade as JSON (schemas/grade.schema.json)")
+      ->type_name("FILE");
+  add_timeout_option(grade, args);
+  add_autograder_options(grade, args);
+  add_no_stderr_flag(grade, args);
   app.add_subcommand("list", "List the ops, kernels and checks an experiment can use");
   try {
     app.parse(argc, argv);
@@ -168,6 +195,7 @@ int run_cli(int argc, char** argv) {
   try {
     if (run->parsed()) return cmd_run(args);
     if (check->parsed()) return cmd_check(args);
+    if (grade->parsed()) return cmd_grade(args);
     return cmd_list();
   } catch (const InvalidExperiment& e) {
     std::cerr << e.what();

@@ -23,12 +23,16 @@ struct RunArgs {
   bool allow_races = false;            // run --allow-races: run despite analysis errors
   int64_t timeout = -1;                // --timeout seconds; -1: the experiment's, else the default
   bool locate_fault = false;  // hidden: a child run that finds the op behind a device fault
+  std::string rubric;         // grade --rubric
+  std::string reference;      // grade --reference: the peer `reference`, in place of the rubric's
 };
 
 // run: load, analyze, run, check, report (run_command.cpp).
 int cmd_run(const RunArgs& args);
 // check: load, compile user kernels, analyze; no GPU (run_command.cpp).
 int cmd_check(const RunArgs& args);
+// grade: a submission scored by a rubric, beside the rubric's peers (grade_command.cpp).
+int cmd_grade(const RunArgs& args);
 // list: every op, kernel, check, expectation function, env variable and diagnostic (list.cpp).
 int cmd_list();
 

@@ -84,14 +84,6 @@ OutputPlan output_plan(const RunArgs& args) {
   return plan;
 }
 
-// The files the experiment's kernels read are known once it is loaded: no report replaces them.
-void refuse_kernel_files(const OutputPlan& plan, const Experiment& exp) {
-  std::vector<InputFile> inputs;
-  for (auto& path : user_kernel_files(exp))
-    inputs.push_back({fmt::format("a file a user kernel reads ({})", path), path});
-  plan.refuse_inputs(inputs);
-}
-
 // Writes every report asked for, all or none; a report sent to stdout replaces the console report
 // there.
 void write_reports(const Experiment& exp, const RunRecord& record, const OutputPlan& plan,

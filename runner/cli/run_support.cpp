@@ -65,6 +65,14 @@ void compile_for_check(const Experiment& exp) {
   }
 }
 
+// The files the experiment's kernels read are known once it is loaded: no report replaces them.
+void refuse_kernel_files(const OutputPlan& plan, const Experiment& exp) {
+  std::vector<InputFile> inputs;
+  for (auto& path : user_kernel_files(exp))
+    inputs.push_back({fmt::format("a file a user kernel reads ({})", path), path});
+  plan.refuse_inputs(inputs);
+}
+
 void refuse_stdout_without_stderr(const OutputPlan& plan, bool no_stderr) {
   if (no_stderr && plan.writes_stdout())
     throw CommandLineError(

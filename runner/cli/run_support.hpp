@@ -20,12 +20,14 @@
 
 namespace streamlab {
 
-// The time limit of a command: the command line's --timeout, else the experiment's `timeout:`,
-// else the default. The watchdog names what had not finished when it passes.
+// The time limit of a command: the command line's --timeout, else the experiment's (or the
+// rubric's) `timeout:`, else the default. The watchdog names what had not finished when it passes.
 class TimeLimit {
  public:
-  explicit TimeLimit(const RunArgs& args)
+  // `file`: what a `timeout:` comes from, for the message ("the experiment", "the rubric").
+  explicit TimeLimit(const RunArgs& args, std::string file = "the experiment")
       : args_(args),
+        file_(std::move(file)),
         start_(std::chrono::steady_clock::now()),
         watchdog_(deadline(seconds(nullptr)), limit_text(nullptr),
                   [this] { return what_was_running(); }) {}
@@ -35,6 +37,9 @@ class TimeLimit {
     watchdog_.set_deadline(deadline(seconds(&exp)), limit_text(&exp));
   }
   void running_on(const Backend* backend) { backend_ = backend; }
+  void last_words(std::function<int(const std::string&)> f) {
+    watchdog_.set_last_words(std::move(f));
+  }
   // The run failed: its cleanup may still wait for the device (a kernel that never ends), and the
   // limit's message must then say what failed, not only that time ran out.
   void failed(const std::string& why) {
@@ -65,7 +70,7 @@ class TimeLimit {
     int64_t s = seconds(exp);
     std::string source = args_.timeout >= 0 ? fmt::format("--timeout {}", s)
                          : exp && exp->timeout_s > 0
-                             ? fmt::format("`timeout: {}` in the experiment", s)
+                             ? fmt::format("`timeout: {}` in {}", s, file_)
                              : "the default; --timeout S changes it";
     return fmt::format("the command ran longer than {} s ({})", s, source);
   }
@@ -85,6 +90,7 @@ class TimeLimit {
   }
 
   const RunArgs& args_;
+  std::string file_;
   std::chrono::steady_clock::time_point start_;
   std::atomic<const Backend*> backend_{nullptr};
   mutable std::mutex mutex_;
@@ -106,6 +112,9 @@ std::function<void(int64_t, int64_t)> progress_printer();
 // for the oldest GPU streamlab targets (PTX for sm_75), so their errors show without a GPU; where
 // NVRTC is missing, a note says they could not be compiled.
 void compile_for_check(const Experiment& exp);
+
+// The files the experiment's kernels read are known once it is loaded: no report replaces them.
+void refuse_kernel_files(const OutputPlan& plan, const Experiment& exp);
 
 // With --no-stderr, notes and diagnostics go to stdout: a report written to "-" would mix with
 // them, so it is refused (CommandLineError).

@@ -51,22 +51,30 @@ void Watchdog::set_deadline(std::chrono::steady_clock::time_point deadline,
   wake_.notify_all();
 }
 
+void Watchdog::set_last_words(std::function<int(const std::string&)> last_words) {
+  std::lock_guard lock(mutex_);
+  last_words_ = std::move(last_words);
+}
+
 void Watchdog::watch() {
   std::unique_lock lock(mutex_);
+  std::function<int(const std::string&)> last_words;
   while (!stopped_) {
     if (wake_.wait_until(lock, deadline_) == std::cv_status::no_timeout)
       continue;  // stopped, or moved
     if (stopped_ || std::chrono::steady_clock::now() < deadline_) continue;
     std::string limit = limit_text_;
+    last_words = last_words_;
     lock.unlock();
-    expire(limit);
+    expire(limit, last_words);
   }
 }
 
 // Asks what was running on a thread of its own, for at most kAskSeconds: the answer queries the
 // driver, which may itself be stuck. Then exits without unwinding: the main thread may be blocked
 // in the driver for ever, and the driver ends the process's kernels when the process ends.
-[[noreturn]] void Watchdog::expire(const std::string& limit) {
+[[noreturn]] void Watchdog::expire(const std::string& limit,
+                                   const std::function<int(const std::string&)>& last_words) {
   constexpr auto kAskSeconds = std::chrono::seconds(5);
   struct Answer {
     std::mutex mutex;
@@ -86,9 +94,9 @@ void Watchdog::watch() {
   bool answered = answer->ready.wait_for(lock, kAskSeconds, [&] { return answer->done; });
   std::string what =
       answered ? answer->text : "what was running could not be asked (the driver did not answer)";
-  write_stderr(
-      printable(fmt::format("streamlab: error: time limit reached: {}; {}\n", limit, what)));
-  ::_exit(kExitRuntime);
+  std::string message = printable(fmt::format("time limit reached: {}; {}", limit, what));
+  write_stderr("streamlab: error: " + message + "\n");
+  ::_exit(last_words ? last_words(message) : kExitRuntime);
 }
 
 }  // namespace streamlab

@@ -26,15 +26,23 @@ class Watchdog {
   // Moves the deadline (the experiment's own `timeout:` is known only once it is loaded).
   void set_deadline(std::chrono::steady_clock::time_point deadline, std::string limit_text);
 
+  // What to do, on the watchdog's thread, once the limit has passed and what was running is
+  // printed: `last_words` gets that message and returns the exit code (an autograder's outputs,
+  // scored zero with the reason, must still be written). It must read nothing the command changes
+  // while it runs.
+  void set_last_words(std::function<int(const std::string& message)> last_words);
+
  private:
   void watch();
-  [[noreturn]] void expire(const std::string& limit);
+  [[noreturn]] void expire(const std::string& limit,
+                           const std::function<int(const std::string&)>& last_words);
 
   std::mutex mutex_;
   std::condition_variable wake_;
   std::chrono::steady_clock::time_point deadline_;
   std::string limit_text_;
   std::function<std::string()> what_was_running_;
+  std::function<int(const std::string&)> last_words_;
   bool stopped_ = false;
   std::thread thread_;
 };

@@ -15,8 +15,8 @@ namespace streamlab {
 
 SourceLoc LoadContext::loc(const YAML::Node& node) const {
   YAML::Mark m = node.Mark();
-  if (m.is_null()) return {exp.file, 0, 0};
-  return {exp.file, m.line + 1, m.column + 1};
+  if (m.is_null()) return {file, 0, 0};
+  return {file, m.line + 1, m.column + 1};
 }
 
 void LoadContext::error(const YAML::Node& node, std::string message) {

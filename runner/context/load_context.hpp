@@ -20,7 +20,7 @@ namespace streamlab {
 class LoadContext {
  public:
   LoadContext(Experiment& experiment, Diagnostics& diagnostics)
-      : exp(experiment), diags(diagnostics) {}
+      : exp(experiment), diags(diagnostics), file(experiment.file) {}
 
   SourceLoc loc(const YAML::Node& node) const;
   void error(const YAML::Node& node, std::string message);
@@ -50,6 +50,9 @@ class LoadContext {
 
   Experiment& exp;
   Diagnostics& diags;
+  // The file the YAML being read comes from: the experiment's, or a rubric's whose items are
+  // read into a submission.
+  std::string file;
   ParamScope params;
   // Params whose own expression was invalid (already reported): expressions using them are
   // not reported again.

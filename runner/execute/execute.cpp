@@ -42,38 +42,77 @@ void next_repetition(const RunOptions& o) {
 
 }  // namespace
 
-RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptions& options) {
-  RunRecord record;
-  record.backend = backend.name();
-  record.warmup = options.warmup;
+namespace {
+
+// One repetition of participant `i`, which the caller learns of when it fails.
+RepetitionSample repetition(std::vector<Participant>& runs, size_t i, size_t* failed) {
+  if (failed) *failed = i;
+  return runs[i].backend->run_repetition();
+}
+
+void run_round(std::vector<Participant>& runs, std::vector<RunRecord>* records, int64_t round,
+               size_t* failed) {
+  for (size_t k = 0; k < runs.size(); ++k) {
+    size_t i = (static_cast<size_t>(round) + k) % runs.size();
+    RepetitionSample rep = repetition(runs, i, failed);
+    if (records) (*records)[i].reps.push_back(std::move(rep));
+  }
+}
+
+}  // namespace
+
+std::vector<RunRecord> run_together(std::vector<Participant>& runs, const RunOptions& options,
+                                    size_t* failed) {
+  std::vector<RunRecord> records(runs.size());
   enter(options, RunProgress::preparing);
-  backend.prepare();
-  record.device = backend.description();
-  record.timer = backend.timer();
-  record.timer_description = backend.timer_description();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (failed) *failed = i;
+    runs[i].backend->prepare();
+    RunRecord& r = records[i];
+    r.backend = runs[i].backend->name();
+    r.warmup = options.warmup;
+    r.device = runs[i].backend->description();
+    r.timer = runs[i].backend->timer();
+    r.timer_description = runs[i].backend->timer_description();
+  }
   const int64_t total = options.warmup + options.repeat;
   auto done = [&](int64_t n) {
     if (options.progress) options.progress(n, total);
   };
   enter(options, RunProgress::warmup, options.warmup);
   for (int64_t i = 0; i < options.warmup; ++i)
-    next_repetition(options), backend.run_repetition(), done(i + 1);
+    next_repetition(options), run_round(runs, nullptr, i, failed), done(i + 1);
   enter(options, RunProgress::timed, options.repeat);
   for (int64_t i = 0; i < options.repeat; ++i)
-    next_repetition(options), record.reps.push_back(backend.run_repetition()),
-        done(options.warmup + i + 1);
+    next_repetition(options), run_round(runs, &records, i, failed), done(options.warmup + i + 1);
   enter(options, RunProgress::checking);
-  backend.finish(record.reps);
-  record.notes = options.notes;
-  for (auto& note : backend.notes()) record.notes.push_back(std::move(note));
-  record.diagnostics = options.findings;
-  record.checks = run_checks(
-      exp, [&](int index) { return backend.contents(index); }, backend.measures_device_time());
-  record.peaks = backend.peaks();
-  record.figures = run_figures(exp, record);
-  record.impossible = impossible_timings(exp, record);
-  record.expectations = evaluate_expectations(exp, record);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (failed) *failed = i;
+    const Experiment& exp = *runs[i].exp;
+    Backend& backend = *runs[i].backend;
+    RunRecord& record = records[i];
+    backend.finish(record.reps);
+    record.notes = runs[i].notes;
+    for (auto& note : backend.notes()) record.notes.push_back(std::move(note));
+    record.diagnostics = runs[i].findings;
+    record.checks = run_checks(
+        exp, [&](int index) { return backend.contents(index); }, backend.measures_device_time());
+    record.peaks = backend.peaks();
+    record.figures = run_figures(exp, record);
+    record.impossible = impossible_timings(exp, record);
+  }
+  return records;
+}
+
+void evaluate(const Experiment& exp, RunRecord& record, const std::vector<PeerRun>& peers) {
+  record.expectations = evaluate_expectations(exp, record, peers);
   record.items = score_items(exp, record);
+}
+
+RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptions& options) {
+  std::vector<Participant> one = {{&exp, &backend, options.notes, options.findings}};
+  RunRecord record = std::move(run_together(one, options).front());
+  evaluate(exp, record);
   return record;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/check/expect.hpp"
 #include "runner/core/record.hpp"
 #include "runner/execute/backend.hpp"
 
@@ -31,8 +32,29 @@ struct RunOptions {
   Findings findings{};
 };
 
-// prepare -> warm-up repetitions -> timed repetitions -> checks. Throws RunError on a CUDA or
-// runtime failure.
+// prepare -> warm-up repetitions -> timed repetitions -> checks -> figures -> expectations ->
+// scores. Throws RunError on a CUDA or runtime failure.
 RunRecord run_experiment(const Experiment& exp, Backend& backend, const RunOptions& options);
+
+// Experiments run together in one process, on one device (`streamlab grade`: a submission and the
+// peers its rubric compares it with), each with its backend, notes and findings.
+struct Participant {
+  const Experiment* exp = nullptr;
+  Backend* backend = nullptr;
+  std::vector<std::string> notes{};
+  Findings findings{};
+};
+
+// Prepares every participant, then runs them repetition for repetition: each warm-up and timed
+// repetition of one, then of the next, the first of them turning each repetition, so that none
+// always follows the same one and all see the device as alike as one run can make them. Then
+// checks and figures for each; expectations and scores are left to evaluate(). On a failure sets
+// `*failed` (if given) to the participant's index and rethrows. `options.notes` and `findings`
+// are ignored (each participant has its own).
+std::vector<RunRecord> run_together(std::vector<Participant>& runs, const RunOptions& options,
+                                    size_t* failed = nullptr);
+
+// Expectations (measures relative to `peers` among them) and scores of a record run_together made.
+void evaluate(const Experiment& exp, RunRecord& record, const std::vector<PeerRun>& peers = {});
 
 }  // namespace streamlab

@@ -200,6 +200,10 @@ int64_t load_count(LoadContext& ctx, MapReader& top, std::string_view key, int64
 }
 
 void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& options) {
+  if (root.IsMap() && root["rubric"])
+    return ctx.error(root["rubric"],
+                     "this file is a rubric, not an experiment: grade a submission with it, "
+                     "`streamlab grade SUBMISSION --rubric FILE`");
   MapReader top(ctx, root, "the experiment",
                 {"name", "description?", "params?", "env?", "repeat?", "warmup?", "timeout?",
                  "gate?", "timer?", "streams?", "buffers?", "events?", "kernels?", "communicators?",

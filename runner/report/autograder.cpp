@@ -169,4 +169,53 @@ std::string format_tap(const GradeReport& r) {
   return out;
 }
 
+std::string format_grade_console(const GradeReport& r) {
+  std::string out = fmt::format("grade: {} ({})\n  submission  {}\n", r.title, r.rubric, r.file);
+  for (const auto& [who, span] : r.spans)
+    out += fmt::format("  span        {:<12} {}\n", who,
+                       std::isnan(span) ? "not measured" : fmt::format("{:.4f} ms (median)", span));
+  out += "\n" + r.output;
+  out += "\n  points           item\n";
+  for (const ScoredItem& s : r.items)
+    out += fmt::format("  {:>6} / {:<6}  {}{}\n", points(s.score), points(s.max_score), s.title,
+                       s.visibility == Visibility::visible
+                           ? ""
+                           : fmt::format(" [{}]", visibility_name(s.visibility))) +
+           (s.output.empty() ? "" : fmt::format("                   {}\n", s.output));
+  ScoreTotal t = total(r.items);
+  return out + fmt::format("\nscore: {} of {} points\n", points(t.score), points(t.max_score));
+}
+
+std::string format_grade_json(const GradeReport& r) {
+  json items = json::array();
+  for (const ScoredItem& s : r.items)
+    items.push_back({{"id", s.id},
+                     {"title", s.title},
+                     {"kind", s.check ? "check" : "expectation"},
+                     {"timing", s.timing},
+                     {"status", status_name(s.status)},
+                     {"score", s.score},
+                     {"max_score", s.max_score},
+                     {"visibility", visibility_name(s.visibility)},
+                     {"file", s.loc.file},
+                     {"line", s.loc.line},
+                     {"output", s.output}});
+  json spans = json::object();
+  for (const auto& [who, span] : r.spans)
+    spans[who] = std::isnan(span) ? json(nullptr) : json(span);
+  ScoreTotal t = total(r.items);
+  json doc = {{"rubric", r.rubric},
+              {"title", r.title},
+              {"submission", r.file},
+              {"score", t.score},
+              {"max_score", t.max_score},
+              {"execution_time", r.execution_s},
+              {"output", r.output},
+              {"spans_ms", spans},
+              {"items", items},
+              {"results", r.results_json.empty() ? json(nullptr)
+                                                 : json::parse(r.results_json, nullptr, false)}};
+  return json_text(doc);
+}
+
 }  // namespace streamlab

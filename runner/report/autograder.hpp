@@ -17,7 +17,18 @@ struct GradeReport {
   double execution_s = 0;  // the whole command, wall clock
   std::string output;      // what the run said, for the autograder's page (plain text)
   double span_ms = NAN;    // the median span, for a leaderboard; NaN: not measured
+  // `streamlab grade` only:
+  std::string rubric;                                   // the rubric file
+  std::vector<std::pair<std::string, double>> spans;    // median span of each run: "submission",
+                                                        // then the peers by name (NaN: none)
+  std::string results_json;  // the submission's `--json` report, when it ran ("" otherwise)
 };
+
+// `streamlab grade`'s console report: what ran, each item's points and why, the total.
+std::string format_grade_console(const GradeReport& r);
+// `streamlab grade --json`: the same as one document (schemas/grade.schema.json), with the
+// submission's results report inside.
+std::string format_grade_json(const GradeReport& r);
 
 // The report of a `run`: the record's items, its verdict and notes as output.
 GradeReport grade_report(const Experiment& exp, const RunRecord& run, double execution_s);
