@@ -6,12 +6,14 @@
 # its op); `sanitize` runs compute-sanitizer's memcheck and synccheck over every experiment and
 # over the GPU suite's own cases, and racecheck over the experiments whose kernels share memory
 # within a block (it is not in the default sections: about six minutes).
-#   usage: [SECTIONS="tests races c6 claims c12 libs compare safety sanitize"] [CLAIMS=GLOB]
+# `lab` grades the overlap lab (experiments/labs/overlap): its solution three times, its starter and
+# each classic mistake (tests/labs/overlap), and the solution against itself as the reference.
+#   usage: [SECTIONS="tests races c6 claims c12 libs compare safety lab sanitize"] [CLAIMS=GLOB]
 #          [MARKER_PROBE=LIB NVTX_PROBE=LIB] bench/run_gpu.sh STREAMLAB STREAMLAB_TESTS BENCH_DIR [LOG_DIR]
 # BENCH_DIR holds compare, built from bench/ by CMake (build/bench/compare).
 set -u
 bin=$1 tests=$2 benchdir=$3 logs=${4:-/tmp/streamlab-gpu}
-sections=" ${SECTIONS:-tests races c6 claims c12 libs compare safety} "
+sections=" ${SECTIONS:-tests races c6 claims c12 libs compare safety lab} "
 want() { [[ $sections == *" $1 "* ]]; }
 mkdir -p "$logs"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
@@ -34,6 +36,33 @@ run_one() {  # run_one LOG FILE [ARGS...]: one experiment on the cuda backend, a
 
 # Each race experiment: what `check` says once its allow lines are removed, then ten runs (the
 # race shows as a failed check, with the first wrong element), then its fixed twin ten times.
+# grade_one LOG SUBMISSION [ARGS...]: a grade of the overlap lab, its score and each item short of
+# full points with why.
+grade_one() {
+  local log=$1 sub=$2
+  shift 2
+  "$bin" grade "$sub" --rubric experiments/labs/overlap/overlap.rubric.yaml --json "$log.json" "$@" >"$log" 2>&1
+  local rc=$?
+  python3 - "$log.json" "$rc" "$sub" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+spans = ", ".join(f"{k} {v:.3f}" if v is not None else f"{k} -" for k, v in d["spans_ms"].items())
+print(f"rc={sys.argv[2]} {d['score']:g}/{d['max_score']:g}  {sys.argv[3]}  spans ms: {spans}")
+for i in d["items"]:
+    if i["score"] < i["max_score"] or i["id"] in ("speedup", "versus_reference"):
+        print(f"    {i['score']:6.2f}/{i['max_score']:<4g} {i['id']}: {i['output'][:230]}")
+PY
+}
+
+if want lab; then
+  echo "== lab: the overlap lab graded by its rubric"
+  for pass in 1 2 3; do grade_one "$logs/lab_solution_$pass.log" experiments/labs/overlap/solution.yaml; done
+  for sub in experiments/labs/overlap/starter.yaml tests/labs/overlap/*.yaml; do
+    grade_one "$logs/lab_$(basename "$sub" .yaml).log" "$sub"
+  done
+  grade_one "$logs/lab_self.log" experiments/labs/overlap/solution.yaml --reference experiments/labs/overlap/solution.yaml
+fi
+
 if want races; then
   for racy in experiments/races/r*.yaml; do
     [[ $racy == *_fixed.yaml ]] && continue
