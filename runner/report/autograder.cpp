@@ -10,6 +10,7 @@
 #include "runner/check/score.hpp"
 #include "runner/report/console.hpp"
 #include "runner/report/json_text.hpp"
+#include "runner/report/markup.hpp"
 
 namespace streamlab {
 namespace {
@@ -27,39 +28,7 @@ std::string now_utc() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::gmtime(t));
 }
 
-// Text as XML 1.0 character data or an attribute: the five markup characters escaped, and the
-// control characters XML cannot hold at all replaced (a submission's name could carry any).
-std::string xml(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      case '\n':
-        out += "&#10;";
-        break;
-      case '\t':
-        out += "&#9;";
-        break;
-      default:
-        out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
-    }
-  }
-  return out;
-}
+std::string xml(std::string_view text) { return escape_markup(text); }
 
 // One line for TAP's description: no newline, and no '#', which starts a directive there.
 std::string tap_line(std::string_view text) {
@@ -188,18 +157,7 @@ std::string format_grade_console(const GradeReport& r) {
 
 std::string format_grade_json(const GradeReport& r) {
   json items = json::array();
-  for (const ScoredItem& s : r.items)
-    items.push_back({{"id", s.id},
-                     {"title", s.title},
-                     {"kind", s.check ? "check" : "expectation"},
-                     {"timing", s.timing},
-                     {"status", status_name(s.status)},
-                     {"score", s.score},
-                     {"max_score", s.max_score},
-                     {"visibility", visibility_name(s.visibility)},
-                     {"file", s.loc.file},
-                     {"line", s.loc.line},
-                     {"output", s.output}});
+  for (const ScoredItem& s : r.items) items.push_back(scored_item_json(s));
   json spans = json::object();
   for (const auto& [who, span] : r.spans)
     spans[who] = std::isnan(span) ? json(nullptr) : json(span);

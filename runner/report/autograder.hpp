@@ -11,16 +11,16 @@
 namespace streamlab {
 
 struct GradeReport {
-  std::string title;     // the experiment's (or the rubric's) name
-  std::string file;      // the experiment run (the submission)
+  std::string title;  // the experiment's (or the rubric's) name
+  std::string file;   // the experiment run (the submission)
   std::vector<ScoredItem> items;
   double execution_s = 0;  // the whole command, wall clock
   std::string output;      // what the run said, for the autograder's page (plain text)
   double span_ms = NAN;    // the median span, for a leaderboard; NaN: not measured
   // `streamlab grade` only:
-  std::string rubric;                                   // the rubric file
-  std::vector<std::pair<std::string, double>> spans;    // median span of each run: "submission",
-                                                        // then the peers by name (NaN: none)
+  std::string rubric;                                 // the rubric file
+  std::vector<std::pair<std::string, double>> spans;  // median span of each run: "submission",
+                                                      // then the peers by name (NaN: none)
   std::string results_json;  // the submission's `--json` report, when it ran ("" otherwise)
 };
 

@@ -10,34 +10,14 @@
 #include "runner/check/figures.hpp"
 #include "runner/report/console.hpp"
 #include "runner/report/files.hpp"
+#include "runner/report/markup.hpp"
 
 namespace streamlab {
 namespace {
 
 constexpr double kWidth = 960, kLabel = 150, kLane = 26, kTop = 24;
 
-std::string escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string escape(std::string_view s) { return escape_markup(s); }
 
 std::string cell(double v, const char* format = "{:.3f}") {
   return std::isnan(v) ? "-" : fmt::format(fmt::runtime(format), v);

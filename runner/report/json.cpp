@@ -8,6 +8,7 @@
 #include "runner/report/check_report.hpp"
 #include "runner/report/files.hpp"
 #include "runner/report/json_text.hpp"
+#include "runner/report/markup.hpp"
 
 namespace streamlab {
 namespace {
@@ -142,17 +143,7 @@ json expectations_json(const RunRecord& run) {
 // Every check and expectation as a graded item, and their sum.
 json items_json(const RunRecord& run) {
   json items = json::array();
-  for (const ScoredItem& s : run.items)
-    items.push_back({{"id", s.id},
-                     {"title", s.title},
-                     {"kind", s.check ? "check" : "expectation"},
-                     {"timing", s.timing},
-                     {"status", status_name(s.status)},
-                     {"score", s.score},
-                     {"max_score", s.max_score},
-                     {"visibility", visibility_name(s.visibility)},
-                     {"line", s.loc.line},
-                     {"output", s.output}});
+  for (const ScoredItem& s : run.items) items.push_back(scored_item_json(s));
   ScoreTotal t = total(run.items);
   return {{"score", t.score}, {"max_score", t.max_score}, {"items", items}};
 }
