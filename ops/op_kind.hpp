@@ -37,7 +37,7 @@ inline void no_lint(const Experiment&, const Op&, int, Findings&) {}
 struct OpSample;  // runner/core/record.hpp
 
 // The part of the device that runs an op's work, for the analyzer's advice on what could overlap
-// (docs/semantics.md, C1-C3): a copy engine of each direction, or the SMs.
+// (docs/semantics.md, O1): a copy engine of each direction, or the SMs.
 enum class Engine { none, copy_h2d, copy_d2h, copy_other, compute };
 inline Engine no_engine(const Experiment&, const Op&) { return Engine::none; }
 inline Engine compute_engine(const Experiment&, const Op&) { return Engine::compute; }

@@ -224,6 +224,12 @@ expect grade-rubric-unknown-peer 2 "relative: 'nobody' is no peer of the rubric"
   bash -c "printf 'rubric: r\nexpect:\n  - {measure: \"span()\", relative: nobody, full_at: 1, zero_at: 2}\n' > '$out.bad.rubric.yaml'; '$bin' grade $lab/solution.yaml --rubric '$out.bad.rubric.yaml' --backend host"
 expect grade-rubric-misfits-reference 2 "does not apply to its reference solution" -- \
   bash -c "printf 'rubric: r\npeers: {reference: solution.yaml}\nchecks:\n  - value: {buffer: nowhere, value: 0}\n' > '$lab/.cli.rubric.yaml'; '$bin' grade $lab/solution.yaml --rubric '$lab/.cli.rubric.yaml' --backend host; rc=\$?; rm -f '$lab/.cli.rubric.yaml'; exit \$rc"
+expect grade-race-with-duration 1 "0 / 1 .*duration" -- \
+  bash -c "sed 's/^expect:/expect:\n  - {id: kernel_time, that: \"duration(k[0]) < 1000\"}/' $rubric > '$lab/.cli2.rubric.yaml'; '$bin' grade tests/labs/overlap/no_events.yaml --rubric '$lab/.cli2.rubric.yaml' --backend host --set N=1048576; rc=\$?; rm -f '$lab/.cli2.rubric.yaml'; exit \$rc"
+expect grade-relative-in-loop 4 "score: " -- \
+  bash -c "printf 'rubric: r\nparams: {N: 1048576}\npeers: {reference: solution.yaml}\nexpect:\n  - loop: {var: j, count: 2, expect: [{measure: \"duration(k[j])\", relative: reference, full_at: 1.2, zero_at: 2}]}\n' > '$lab/.cli3.rubric.yaml'; '$bin' grade $lab/solution.yaml --rubric '$lab/.cli3.rubric.yaml' --backend host --set N=1048576 2>&1; rc=\$?; rm -f '$lab/.cli3.rubric.yaml'; exit \$rc"
+expect grade-output-over-peer 2 "peer 'reference'" -- "$bin" grade tests/labs/overlap/one_stream.yaml --rubric $rubric --backend host --junit $lab/solution.yaml
+expect grade-time-limit 1 '"status": "failed"' -- bash -c "'$bin' grade $lab/solution.yaml --rubric $rubric --backend host --timeout 1 --gradescope '$out.gs' >/dev/null 2>&1; rc=\$?; grep -q 'not finished: time limit reached' '$out.gs' || exit 9; cat '$out.gs'; exit \$rc"
 expect run-rubric 2 "this file is a rubric, not an experiment" -- "$bin" run $rubric --backend host
 rm -f "$out.sub.yaml" "$out.err" "$out.gs" "$out.bad.rubric.yaml"
 

@@ -9,6 +9,7 @@
 #include "runner/execute/backend.hpp"
 #include "runner/report/console.hpp"
 #include "runner/report/files.hpp"
+#include "runner/report/markup.hpp"
 #include "tests/test_support.hpp"
 
 using namespace streamlab;
@@ -34,4 +35,10 @@ TEST_CASE("reports: JSON, CSV, trace and console of a device-timed run match the
   check_golden("reports.trace.json", format_trace(e, run));
   check_golden("reports.console.txt", format_console_report(e, run));
   check_golden("reports.html", format_html(e, run));
+}
+
+TEST_CASE("reports: markup escapes what HTML and XML cannot hold, and keeps UTF-8") {
+  CHECK(escape_markup("a<b & \"c\" 'd'\n\x01") == "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&#10;?");
+  CHECK(escape_markup("\xC3\xA9t\xC3\xA9") == "\xC3\xA9t\xC3\xA9");  // été stays
+  CHECK(escape_markup("sub\xFF.yaml") == "sub\xEF\xBF\xBD.yaml");    // not UTF-8: U+FFFD
 }

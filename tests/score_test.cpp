@@ -26,6 +26,8 @@ Experiment graded(const std::string& checks_and_expect) {
 RunRecord scored(const Experiment& e, RunRecord run, bool check_passes = true) {
   run.checks.assign(e.checks.size(), {"check", check_passes, check_passes ? "" : "h[0] = 1"});
   run.figures = run_figures(e, run);
+  auto impossible = impossible_timings(e, run);
+  run.impossible.insert(run.impossible.end(), impossible.begin(), impossible.end());
   run.expectations = evaluate_expectations(e, run);
   run.items = score_items(e, run);
   return run;
@@ -122,4 +124,37 @@ TEST_CASE("score: a time below the device's physical floor is impossible, and ti
   real.peaks.memory_gbps = 4900;
   real.figures = run_figures(e, real);
   CHECK(impossible_timings(e, real).empty());
+}
+
+TEST_CASE("score: a measure that is no number, or bounds that do not order, is not evaluated") {
+  Experiment e = graded(R"y(expect:
+  - {measure: "0 * duration(up) / 0", full_at: 1, zero_at: 2}
+  - {measure: "gpu_span()", full_at: 1, zero_at: 1}
+  - {measure: "gpu_span()", full_at: "1 / 0", zero_at: 2}
+  - {measure: "window(up, k)", full_at: 1, zero_at: 3}
+)y");
+  RunRecord run = scored(e, synthetic_run());
+  REQUIRE(run.items.size() == 4);
+  for (size_t i = 0; i < 3; ++i) {
+    INFO(i, ": ", run.items[i].output);
+    CHECK(run.items[i].status == ScoredItem::Status::not_evaluated);
+    CHECK(run.items[i].score == 0);
+  }
+  CHECK(run.items[1].output.find("full_at and zero_at are both 1") != std::string::npos);
+  CHECK(run.items[3].status == ScoredItem::Status::partial);  // 0.01 .. 1.21 ms: 1.2 of 1..3
+  RunRecord untimed = synthetic_run();
+  for (auto& rep : untimed.reps) rep.ops[0].start_ms = NAN;  // `up` not timed: no window
+  untimed = scored(e, untimed);
+  CHECK(untimed.items[3].status == ScoredItem::Status::not_evaluated);
+}
+
+TEST_CASE("score: what loses its points to the gate or the floor is failed, not passed") {
+  Experiment e = graded(kItems);
+  RunRecord run = scored(e, synthetic_run(), false);
+  CHECK(run.items[2].status == ScoredItem::Status::failed);  // `fast` held, but the check failed
+  RunRecord floor = synthetic_run();
+  floor.impossible = {"op 'up' (line 8) took 0.5 ms for 4 MiB"};
+  floor = scored(e, floor);
+  CHECK(floor.items[2].status == ScoredItem::Status::failed);
+  CHECK(floor.verdict() == Verdict::failed);
 }

@@ -178,6 +178,10 @@ class Analyzer {
     const Op& o = op(second);
     const Buffer& ws = exp_.buffers[o.workspace.buffer];
     std::string own = identifier_from(ws.name + "_" + stream_name(o.stream));
+    for (int n = 2; std::any_of(exp_.buffers.begin(), exp_.buffers.end(),
+                                [&](const Buffer& b) { return b.name == own; });
+         ++n)
+      own = identifier_from(ws.name + "_" + stream_name(o.stream)) + std::to_string(n);
     f.fix = fmt::format(
         "give op '{}' a workspace of its own, so that both may run at once (or, to run them one "
         "after the other, record an event in stream '{}' after op '{}' and wait for it in stream "
@@ -303,10 +307,14 @@ class Analyzer {
                       exp_.buffers[range.buffer].name));
       f.related.push_back({op(r.op).loc, fmt::format("op '{}' writes '{}' here", op(r.op).id,
                                                      exp_.buffers[range.buffer].name)});
-      f.fix = fmt::format("make the host wait for stream '{}' at the end of the ops",
-                          stream_name(op(r.op).stream));
-      f.edits = {Edit::append(fmt::format("- streamSynchronize: {{stream: {}}}",
-                                          stream_name_ref(exp_, op(r.op).stream)),
+      // A writer in a loop may write from another stream in each iteration: wait for them all.
+      bool one_stream = outside_loops(op(r.op));
+      f.fix = one_stream ? fmt::format("make the host wait for stream '{}' at the end of the ops",
+                                       stream_name(op(r.op).stream))
+                         : "make the host wait for the device at the end of the ops";
+      f.edits = {Edit::append(one_stream ? fmt::format("- streamSynchronize: {{stream: {}}}",
+                                                       stream_name_ref(exp_, op(r.op).stream))
+                                         : "- deviceSynchronize: {}",
                               "at the end of the ops")};
       f.ops = {r.op};
       f.checks = {c};
@@ -330,6 +338,7 @@ class Analyzer {
         stream_name(b.stream), b.id, stream_name(a.stream), a.id);
     // A record inside a loop is re-recorded by each iteration: a wait outside that iteration
     // would see only the last one.
+    if (!is_block_item(exp_.source, b.loc) || !is_block_item(exp_.source, a.loc)) return;
     if (!same_iteration(b, a) && !outside_loops(b)) {
       f.fix += fmt::format(
           "; the two come from different iterations of loops, so record one event per iteration "
@@ -354,11 +363,14 @@ class Analyzer {
     const Op &u = op(user), &fr = op(freeing);
     f.fix = fmt::format("make the host wait for stream '{}' before op '{}'", stream_name(u.stream),
                         fr.id);
-    std::string stream =
-        same_iteration(u, fr) ? stream_ref(exp_, u) : stream_name_ref(exp_, u.stream);
-    if (!same_iteration(u, fr) && !outside_loops(u) && !outside_loops(fr)) return;
-    f.edits = {Edit::before(fr.loc.line, fmt::format("- streamSynchronize: {{stream: {}}}", stream),
-                            fmt::format("before line {}", fr.loc.line))};
+    if (!is_block_item(exp_.source, fr.loc)) return;
+    // A user in another iteration of a loop may be on another stream each time: wait for all.
+    std::string wait = same_iteration(u, fr) || outside_loops(u)
+                           ? fmt::format("- streamSynchronize: {{stream: {}}}",
+                                         same_iteration(u, fr) ? stream_ref(exp_, u)
+                                                               : stream_name_ref(exp_, u.stream))
+                           : "- deviceSynchronize: {}";
+    f.edits = {Edit::before(fr.loc.line, wait, fmt::format("before line {}", fr.loc.line))};
   }
 
   // Counts a finding that repeats one already made from the same YAML lines (a loop) instead of
@@ -416,7 +428,9 @@ class Analyzer {
           "move op '{}' after the record at line {} (a wait binds to the record issued before it)",
           op(i).id, op(later).loc.line);
       auto text = item_text(exp_.source, op(i).loc.line);
-      if (!text || !same_iteration(op(i), op(later))) continue;
+      if (!text || !same_iteration(op(i), op(later)) || !is_block_item(exp_.source, op(i).loc) ||
+          !is_block_item(exp_.source, op(later).loc))
+        continue;
       f.edits = {
           Edit::removal(op(i).loc.line, fmt::format("remove it from line {}", op(i).loc.line)),
           Edit::after(op(later).loc.line, "- " + *text,
@@ -446,7 +460,8 @@ class Analyzer {
     for (const Op& o : ops_) ++expanded[{o.loc.line, o.loc.col}];
     for (size_t index : unused_records_) {
       Finding& f = out_.items()[index];
-      if (f.repeats != expanded[{f.loc.line, f.loc.col}]) continue;
+      if (f.repeats != expanded[{f.loc.line, f.loc.col}] || !is_block_item(exp_.source, f.loc))
+        continue;
       f.fix = "remove the record (or use it: streamWaitEvent, eventSynchronize)";
       f.edits = {Edit::removal(f.loc.line, fmt::format("remove the op at line {}", f.loc.line))};
     }

@@ -216,6 +216,11 @@ std::optional<Change> change_of(const std::vector<std::string>& lines, const Edi
 
 }  // namespace
 
+bool is_block_item(std::string_view source, const SourceLoc& key) {
+  std::vector<std::string> lines = split_lines(source);
+  return key.col >= 3 && dash_column(lines, key.line - 1) == key.col - 3;
+}
+
 std::optional<std::string> item_text(std::string_view source, int line) {
   std::vector<std::string> lines = split_lines(source);
   int index = line - 1, dash = dash_column(lines, index);

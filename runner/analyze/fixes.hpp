@@ -28,6 +28,11 @@ bool same_iteration(const Op& a, const Op& b);
 // Whether `op` comes from no loop.
 inline bool outside_loops(const Op& op) { return !op.loops || op.loops->empty(); }
 
+// Whether the op (or loop) whose key is at `key` is a block list item of its own ("  - KIND:"
+// starting its line), which edits can insert beside; an op inside a flow list (`ops: [{...}]`)
+// is not.
+bool is_block_item(std::string_view source, const SourceLoc& key);
+
 // The text of the list item at `line` after its "- " ("streamSynchronize: {stream: s1}"), when the
 // item is written on that one line; nullopt otherwise.
 std::optional<std::string> item_text(std::string_view source, int line);

@@ -20,7 +20,7 @@ namespace {
 // ops issued a few before it, where a pipeline's neighbouring stages are.
 constexpr int kWindow = 8;
 // Copies below this size (256 KiB: 5 us at 50 GB/s, a PCIe 5.0 link's pace) cost about as much
-// to issue and start as they take to move (docs/semantics.md, C4).
+// to issue and start as they take to move (docs/semantics.md, O3).
 constexpr int64_t kSmallCopyBytes = 256 << 10;
 // Fixes of sync-in-loop are checked by analyzing the fixed op list: at most this many per run.
 constexpr int kCheckedFixes = 8;
@@ -69,7 +69,6 @@ class OverlapPitfalls {
 
   // --- one-stream ---
 
-  // The device ops of each stream, in issue order.
   // The device ops of each stream that use a copy engine of the host link or the SMs, in issue
   // order. A device-to-device copy is left out: beside a kernel it competes for the same device
   // memory, and overlapping the two gains little.
@@ -169,12 +168,31 @@ class OverlapPitfalls {
     return out;
   }
 
-  // A stream of the next iteration that the wait held back, beside one it waited for: -1 if none.
+  // The streams that got device work in op `s`'s iteration before it.
+  std::set<int> used_in_iteration(int s) const {
+    const LoopLevel& inner = ops_[s].loops->back();
+    const size_t depth = ops_[s].loops->size();
+    std::set<int> out;
+    for (int i = s - 1; i >= 0; --i) {
+      const Op& o = ops_[i];
+      if (outside_loops(o) || o.loops->size() < depth) break;
+      const LoopLevel& level = (*o.loops)[depth - 1];
+      if (level.instance != inner.instance || level.value != inner.value) break;
+      if (facts_.at[i] && o.device_work) out.insert(facts_.at[i]->stream);
+    }
+    return out;
+  }
+
+  // A stream of the next iteration that the wait held back, beside one it waited for whose work
+  // this iteration issued: -1 if none. A wait for an earlier iteration's work (a ring of staging
+  // buffers, reused two iterations on) lets this iteration's work overlap, and is left alone.
   std::pair<int, int> held_back(const WalkFacts::HostWait& w) const {
+    std::set<int> used = used_in_iteration(w.op);
     for (int i : next_iteration(w.op)) {
       if (!facts_.at[i] || !ops_[i].device_work) continue;
       for (int waited : w.streams)
-        if (waited != facts_.at[i]->stream) return {facts_.at[i]->stream, waited};
+        if (used.contains(waited) && waited != facts_.at[i]->stream)
+          return {facts_.at[i]->stream, waited};
     }
     return {-1, -1};
   }
@@ -250,7 +268,10 @@ class OverlapPitfalls {
     const Op& sync = ops_[s];
     const LoopLevel& loop = sync.loops->back();
     auto text = item_text(exp_.source, sync.loc.line);
-    if (!text || !reanalyze_ || checked_++ >= kCheckedFixes) return;
+    if (!text || !reanalyze_ || checked_++ >= kCheckedFixes ||
+        !is_block_item(exp_.source, sync.loc) ||
+        !is_block_item(exp_.source, {"", loop.line, loop.col}))
+      return;
     for (const Buffer& b : exp_.buffers)
       if (b.alloc_op >= 0 || b.free_op >= 0) return;  // moving ops would move their indices
     bool per_iteration = uses(*text, loop.var);

@@ -31,11 +31,15 @@ double op_field(const ExpectContext& c, int op, double OpSample::*field) {
 // Per repetition, the latest device end among `last` minus the earliest start among `first`; the
 // median over the repetitions (NaN when an op of either was not timed).
 double window(const ExpectContext& c, const std::vector<int>& first, const std::vector<int>& last) {
+  if (first.empty() || last.empty()) return NAN;
   std::vector<double> spans;
   for (const RepetitionSample& rep : c.run.reps) {
     double begin = INFINITY, end = -INFINITY;
     for (int i : first) begin = std::min(begin, rep.ops[static_cast<size_t>(i)].start_ms);
     for (int i : last) end = std::max(end, rep.ops[static_cast<size_t>(i)].end_ms);
+    // std::min and max skip a NaN operand: an op not timed must make the window unmeasured.
+    for (int i : first) begin = std::isnan(rep.ops[static_cast<size_t>(i)].start_ms) ? NAN : begin;
+    for (int i : last) end = std::isnan(rep.ops[static_cast<size_t>(i)].end_ms) ? NAN : end;
     spans.push_back(end - begin);
   }
   return median_or_nan(summarize(spans));
@@ -230,9 +234,8 @@ double evaluate_node(const ExpectNode& node, const ExpectContext& ctx, Expectati
 }
 
 // The share of a measure's points: 1 at or past full, 0 at or past zero, linear between; lower
-// is better when full < zero, higher when full > zero.
+// is better when full < zero, higher when full > zero (the caller makes sure they differ).
 double fraction_of(double v, double full, double zero) {
-  if (full == zero) return v <= full ? 1 : 0;
   return std::clamp((zero - v) / (zero - full), 0.0, 1.0);
 }
 
@@ -276,13 +279,34 @@ void evaluate_measure(const Expectation& e, size_t index, const ExpectContext& c
   double v = evaluate_node(*e.root, ctx, r);
   double full = std::isnan(v) ? NAN : evaluate_node(*e.full_at, ctx, r);
   double zero = std::isnan(full) ? NAN : evaluate_node(*e.zero_at, ctx, r);
-  if (std::isnan(zero)) return;
+  if (std::isnan(zero)) {
+    if (r.detail.empty())  // no value was unmeasured: the arithmetic itself (0/0) is no number
+      r.detail = fmt::format("{} = {:g}, full_at = {:g}: not a number to score", e.text, v, full);
+    return;
+  }
+  if (!std::isfinite(full) || !std::isfinite(zero)) {
+    r.detail = fmt::format("full_at is {:g} and zero_at {:g}: bounds to score by must be finite",
+                           full, zero);
+    return;
+  }
+  if (full == zero) {
+    r.detail = fmt::format(
+        "full_at and zero_at are both {:g}, so which side earns the points is "
+        "undefined (a pass or fail is a `that:` condition)",
+        full);
+    return;
+  }
   std::string of = e.text;
   if (!e.relative.empty()) {
     double peer = peer_value(e, index, ctx, r);
     if (std::isnan(peer)) return;
     v /= peer;
     of = fmt::format("{} / the same of {}", e.text, e.relative);
+  }
+  if (!std::isfinite(v)) {
+    r.detail = fmt::format("{}{} is {:g}: no number to score (a measure of 0 divided by 0?)",
+                           format_values(r).empty() ? "" : format_values(r) + "; ", of, v);
+    return;
   }
   r.measured = v;
   r.fraction = fraction_of(v, full, zero);
@@ -294,30 +318,13 @@ void evaluate_measure(const Expectation& e, size_t index, const ExpectContext& c
                   100 * r.fraction);
 }
 
-// Holds when `streamlab check` found none of the codes, acknowledged or not.
-void evaluate_no_diagnostics(const Expectation& e, const ExpectContext& ctx, ExpectationResult& r) {
-  std::vector<const Finding*> found;
-  for (const Finding& f : ctx.run.diagnostics.items())
-    if (std::find(e.codes.begin(), e.codes.end(), f.code) != e.codes.end()) found.push_back(&f);
-  r.fraction = found.empty() ? 1 : 0;
-  r.status = status_of(r.fraction);
-  if (found.empty()) return;
-  const Finding& first = *found.front();
-  r.detail =
-      fmt::format("streamlab check: line {}: {} [{}]{}", first.loc.line, first.message, first.code,
-                  found.size() > 1 ? fmt::format(" (and {} more)", found.size() - 1) : "");
-}
-
 ExpectationResult evaluate(const Expectation& e, size_t index, const ExpectContext& ctx) {
   ExpectationResult r{e.text, e.loc, ExpectationResult::Status::not_evaluated, "", {}};
   if (e.uses_time && ctx.run.backend == "host") {
     r.detail = "the host backend measures no GPU time";
     return r;
   }
-  if (e.form == Expectation::Form::no_diagnostics) {
-    evaluate_no_diagnostics(e, ctx, r);
-    return r;
-  }
+  if (e.form == Expectation::Form::no_diagnostics) return judge_diagnostics(e, ctx.run.diagnostics);
   if (e.form == Expectation::Form::measure) {
     evaluate_measure(e, index, ctx, r);
     return r;
@@ -331,6 +338,22 @@ ExpectationResult evaluate(const Expectation& e, size_t index, const ExpectConte
 }
 
 }  // namespace
+
+// Holds when `streamlab check` found none of the codes, acknowledged or not.
+ExpectationResult judge_diagnostics(const Expectation& e, const Findings& findings) {
+  ExpectationResult r{e.text, e.loc, ExpectationResult::Status::not_evaluated, "", {}};
+  std::vector<const Finding*> found;
+  for (const Finding& f : findings.items())
+    if (std::find(e.codes.begin(), e.codes.end(), f.code) != e.codes.end()) found.push_back(&f);
+  r.fraction = found.empty() ? 1 : 0;
+  r.status = found.empty() ? ExpectationResult::Status::passed : ExpectationResult::Status::failed;
+  if (found.empty()) return r;
+  const Finding& first = *found.front();
+  r.detail =
+      fmt::format("streamlab check: line {}: {} [{}]{}", first.loc.line, first.message, first.code,
+                  found.size() > 1 ? fmt::format(" (and {} more)", found.size() - 1) : "");
+  return r;
+}
 
 const std::vector<ExpectFunction>& expect_functions() { return kFunctions; }
 

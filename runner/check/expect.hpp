@@ -49,10 +49,14 @@ struct PeerRun {
 std::vector<ExpectationResult> evaluate_expectations(const Experiment& exp, const RunRecord& run,
                                                      const std::vector<PeerRun>& peers = {});
 
-// A measure's text parsed against a peer experiment's ops and params; null with the problem in
-// `error` when it does not parse there.
-std::shared_ptr<const ExpectNode> parse_peer_measure(const Experiment& peer,
-                                                     const std::string& text, std::string* error);
+// A `no_diagnostics` expectation judged by what `streamlab check` found: passed when none of its
+// codes is among the findings (acknowledged or not), else failed with the first.
+ExpectationResult judge_diagnostics(const Expectation& e, const Findings& findings);
+
+// A relative expectation's measure parsed against a peer experiment's ops and params (and the
+// values its loops' variables had); null with the problem in `error` when it does not parse there.
+std::shared_ptr<const ExpectNode> parse_peer_measure(const Experiment& peer, const Expectation& e,
+                                                     std::string* error);
 
 struct FunctionDoc {
   std::string signature;

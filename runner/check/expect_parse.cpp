@@ -383,6 +383,8 @@ void read_measure(LoadContext& ctx, MapReader& r, Expectation& e,
                           "reference)",
                           e.relative));
   if (!root || !full || !zero) return;
+  if (!e.relative.empty())
+    for (const auto& v : ctx.item_loop_vars) e.loop_values.emplace_back(v, ctx.params[v]);
   e.full_text = r.get("full_at").Scalar(), e.zero_text = r.get("zero_at").Scalar();
   e.root = root, e.full_at = full, e.zero_at = zero;
   e.uses_time = uses_time(*root) || uses_time(*full) || uses_time(*zero);
@@ -458,10 +460,12 @@ void load_expectations(LoadContext& ctx, const YAML::Node& node) {
   });
 }
 
-std::shared_ptr<const ExpectNode> parse_peer_measure(const Experiment& peer,
-                                                     const std::string& text, std::string* error) {
+std::shared_ptr<const ExpectNode> parse_peer_measure(const Experiment& peer, const Expectation& e,
+                                                     std::string* error) {
+  const std::string& text = e.text;
   ParamScope params;
   for (const auto& [name, value] : peer.params) params[name] = value;
+  for (const auto& [name, value] : e.loop_values) params[name] = value;
   std::unordered_map<std::string, int> op_of;
   for (size_t i = 0; i < peer.ops.size(); ++i) op_of.emplace(peer.ops[i].id, static_cast<int>(i));
   try {

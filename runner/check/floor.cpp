@@ -25,20 +25,20 @@ struct Traffic {
   double to_device = 0, to_host = 0, memory = 0;
 };
 
-// Where one op's bytes go: a host-device copy over the link, anything else through device memory
-// (a device-to-device copy reads and writes it).
-Traffic traffic_of(const Experiment& exp, const Op& op, int64_t bytes) {
-  double b = static_cast<double>(bytes) * static_cast<double>(op.replays);
-  switch (op.kind->engine(exp, op)) {
-    case Engine::copy_h2d:
-      return {b, 0, 0};
-    case Engine::copy_d2h:
-      return {0, b, 0};
-    case Engine::copy_other:
-      return {0, 0, 2 * b};
-    default:
-      return {0, 0, b};
-  }
+// Device memory is a floor only for bytes the L2 cache cannot hold: data that fits may be served
+// from it, faster (docs/semantics.md, O4).
+constexpr int64_t kBeyondL2 = 4;
+
+// Where one op's bytes go (its bytes count `times:` already): a host-device copy over the link,
+// anything else through device memory (a device-to-device copy reads and writes it); none for
+// device memory when the op's bytes could sit in L2.
+Traffic traffic_of(const Experiment& exp, const Op& op, int64_t bytes, int64_t l2_bytes) {
+  double b = static_cast<double>(bytes);
+  Engine e = op.kind->engine(exp, op);
+  if (e == Engine::copy_h2d) return {b, 0, 0};
+  if (e == Engine::copy_d2h) return {0, b, 0};
+  if (l2_bytes <= 0 || bytes < kBeyondL2 * l2_bytes) return {0, 0, 0};
+  return {0, 0, e == Engine::copy_other ? 2 * b : b};
 }
 
 double floor_ms(const Traffic& t, const DevicePeaks& p) {
@@ -58,7 +58,7 @@ std::vector<std::string> impossible_timings(const Experiment& exp, const RunReco
   for (size_t i = 0; i < exp.ops.size(); ++i) {
     const OpFigures& f = run.figures.ops[i];
     if (f.bytes <= 0 || !exp.ops[i].body.empty()) continue;
-    Traffic t = traffic_of(exp, exp.ops[i], f.bytes);
+    Traffic t = traffic_of(exp, exp.ops[i], f.bytes, run.peaks.l2_bytes);
     all.to_device += t.to_device, all.to_host += t.to_host, all.memory += t.memory;
     double floor = floor_ms(t, run.peaks);
     if (f.device.n && below(f.device.median, floor))

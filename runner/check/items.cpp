@@ -20,7 +20,7 @@ void read_points(MapReader& r, ItemMeta& m) {
   if (*points < 0 || *points > 1e6)
     return r.ctx.error(r.get("points"),
                        fmt::format("points: {:g}; expected a number from 0 to 1000000", *points));
-  m.points = *points;
+  m.points = *points + 0.0;  // -0 as 0
   m.points_given = true;
 }
 
@@ -74,15 +74,18 @@ void load_item_loop(LoadContext& ctx, const YAML::Node& body, std::string_view s
   BlockLevel level(ctx, body);
   if (!level.ok()) return;
   size_t errors = ctx.diags.count();
+  ctx.item_loop_vars.push_back(*var);
   for (int64_t v = 0; v < *count; ++v) {
-    if (++ctx.loop_iterations > limits::kLoopIterations)
-      return ctx.error(r.get("count"),
-                       fmt::format("loops repeat their bodies more than {} times in all",
-                                   limits::kLoopIterations));
+    if (++ctx.loop_iterations > limits::kLoopIterations) {
+      ctx.error(r.get("count"), fmt::format("loops repeat their bodies more than {} times in all",
+                                            limits::kLoopIterations));
+      break;
+    }
     ctx.params[*var] = v;
     load_items(ctx, items, section, load_one);
     if (ctx.diags.count() > errors) break;  // the same mistake once, not once per iteration
   }
+  ctx.item_loop_vars.pop_back();
   ctx.params.erase(*var);
 }
 

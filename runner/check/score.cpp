@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "runner/check/expect.hpp"
+
 namespace streamlab {
 namespace {
 
@@ -59,6 +61,13 @@ const ScoredItem* first_failed_check(const std::vector<ScoredItem>& items) {
   return nullptr;
 }
 
+// A timing item that may not keep what it earned: no points, failed, and why.
+void withdraw_timing(std::vector<ScoredItem>& items, const std::string& why) {
+  for (ScoredItem& s : items)
+    if (s.timing && s.status != ScoredItem::Status::not_evaluated)
+      s.score = 0, s.status = ScoredItem::Status::failed, s.output = why + "; " + s.output;
+}
+
 }  // namespace
 
 std::vector<ScoredItem> score_items(const Experiment& exp, const RunRecord& run) {
@@ -67,18 +76,8 @@ std::vector<ScoredItem> score_items(const Experiment& exp, const RunRecord& run)
     items.push_back(score_check(exp.checks[i], run.checks[i], i));
   for (size_t i = 0; i < run.expectations.size() && i < exp.expectations.size(); ++i)
     items.push_back(score_expectation(exp.expectations[i], run.expectations[i], i));
-  if (const ScoredItem* gate = first_failed_check(items)) {
-    std::string why = fmt::format(
-        "no points: check '{}' did not pass, and timing counts only for "
-        "a correct result",
-        gate->title);
-    for (ScoredItem& s : items)
-      if (s.timing && s.score > 0) s.score = 0, s.output = why + "; " + s.output;
-  }
-  if (!run.impossible.empty())
-    for (ScoredItem& s : items)
-      if (s.timing && s.score > 0)
-        s.score = 0, s.output = "no points: " + run.impossible.front() + "; " + s.output;
+  gate_timing(items);
+  if (!run.impossible.empty()) withdraw_timing(items, "no points: " + run.impossible.front());
   make_titles_unique(items);
   return items;
 }
@@ -86,12 +85,30 @@ std::vector<ScoredItem> score_items(const Experiment& exp, const RunRecord& run)
 void gate_timing(std::vector<ScoredItem>& items) {
   const ScoredItem* gate = first_failed_check(items);
   if (!gate) return;
-  std::string why = fmt::format(
-      "no points: check '{}' did not pass, and timing counts only for "
-      "a correct result",
-      gate->title);
-  for (ScoredItem& s : items)
-    if (s.timing && s.score > 0) s.score = 0, s.output = why + "; " + s.output;
+  withdraw_timing(items, fmt::format("no points: check '{}' did not pass, and timing counts only "
+                                     "for a correct result",
+                                     gate->title));
+}
+
+std::vector<ScoredItem> unrun_items(const Experiment& exp, const std::string& why,
+                                    const Findings* findings) {
+  std::vector<ScoredItem> items;
+  for (size_t i = 0; i < exp.checks.size(); ++i) {
+    const CheckSpec& c = exp.checks[i];
+    CheckResult r{
+        c.item.name.empty() ? fmt::format("{} (line {})", c.kind, c.loc.line) : c.item.name, false,
+        why};
+    items.push_back(score_check(c, r, i));
+  }
+  for (size_t i = 0; i < exp.expectations.size(); ++i) {
+    const Expectation& e = exp.expectations[i];
+    ExpectationResult r{e.text, e.loc, ExpectationResult::Status::failed, why, {}};
+    if (e.form == Expectation::Form::no_diagnostics && findings)
+      r = judge_diagnostics(e, *findings);
+    items.push_back(score_expectation(e, r, i));
+  }
+  make_titles_unique(items);
+  return items;
 }
 
 ScoredItem unscored_item(const ItemMeta& meta, bool check, std::string title, SourceLoc loc,
@@ -104,10 +121,15 @@ ScoredItem unscored_item(const ItemMeta& meta, bool check, std::string title, So
 }
 
 void make_titles_unique(std::vector<ScoredItem>& items) {
-  std::map<std::string, int> seen;
-  for (const ScoredItem& s : items) ++seen[s.title];
+  std::map<std::string, int> seen, at_line;
+  for (const ScoredItem& s : items)
+    ++seen[s.title], ++at_line[fmt::format("{}@{}", s.title, s.loc.line)];
+  // Items of one line (iterations of a loop) are told apart by their ids, which are unique.
   for (ScoredItem& s : items)
-    if (seen[s.title] > 1) s.title += fmt::format(" (line {})", s.loc.line);
+    if (seen[s.title] > 1)
+      s.title += at_line[fmt::format("{}@{}", s.title, s.loc.line)] > 1
+                     ? fmt::format(" ({})", s.id)
+                     : fmt::format(" (line {})", s.loc.line);
 }
 
 ScoreTotal total(const std::vector<ScoredItem>& items) {

@@ -17,6 +17,11 @@ std::vector<ScoredItem> score_items(const Experiment& exp, const RunRecord& run)
 // says why). score_items applies it; so must whoever adds items to a run's.
 void gate_timing(std::vector<ScoredItem>& items);
 
+// Every item of `exp` scored nothing for `why`: a submission that was not run (a race) or did not
+// finish. `no_diagnostics` items are still judged by `findings` when given.
+std::vector<ScoredItem> unrun_items(const Experiment& exp, const std::string& why,
+                                    const Findings* findings);
+
 // An item that could not be given to the run (a rubric's check naming an op the submission does
 // not have): failed, no points, with why.
 ScoredItem unscored_item(const ItemMeta& meta, bool check, std::string title, SourceLoc loc,

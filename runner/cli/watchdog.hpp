@@ -2,8 +2,9 @@
 // A time limit on a whole command (`--timeout`, `timeout:` in the experiment). A kernel that
 // never returns, or a host backend walking a huge buffer, must not hold a grader's machine for
 // ever: when the limit passes, the watchdog's thread asks what had not finished, prints it, and
-// ends the process with exit code 3. Nothing has been written by then: reports are written only
-// after the run (the CLI stops the watchdog first).
+// ends the process with exit code 3. Reports are written only after the run (the CLI stops the
+// watchdog first), so none is half written; a command that must still say something (grade's
+// autograder outputs, every item at zero with the reason) gives the watchdog its last words.
 #include <chrono>
 #include <condition_variable>
 #include <functional>

@@ -62,12 +62,13 @@ class LoadContext {
   std::unordered_map<std::string, int> op_ids;
   // Every id of a check or an expectation, with its line.
   std::unordered_map<std::string, int> item_ids;
-  int64_t items_read = 0;             // checks and expectations read so far, loops expanded
-  int block_depth = 0;                // loops and graphs open around the op being read
-  std::vector<LoopLevel> loop_stack;  // the loops open around the op being read
-  LoopStack loops;                    // the same, shared by the ops of one iteration
-  int loop_instances = 0;             // loop expansions so far
-  int64_t kernel_source_bytes = 0;    // user kernels' sources and headers, read so far
+  int64_t items_read = 0;                   // checks and expectations read so far, loops expanded
+  std::vector<std::string> item_loop_vars;  // the variables of the loops around the item read
+  int block_depth = 0;                      // loops and graphs open around the op being read
+  std::vector<LoopLevel> loop_stack;        // the loops open around the op being read
+  LoopStack loops;                          // the same, shared by the ops of one iteration
+  int loop_instances = 0;                   // loop expansions so far
+  int64_t kernel_source_bytes = 0;          // user kernels' sources and headers, read so far
   // The experiment's lines, indexed once, for whatever needs a line of it during load.
   const SourceLines& source_lines() {
     if (!lines_) lines_.emplace(exp.source);

@@ -107,7 +107,7 @@ struct LoopLevel {
   std::string var;
   int64_t value = 0, count = 0;
   std::string count_text;  // the count as written
-  int line = 0;            // the line of its `- loop:` item
+  int line = 0, col = 0;   // where its `loop` key is
 };
 using LoopStack = std::shared_ptr<const std::vector<LoopLevel>>;  // innermost last; null: none
 
@@ -195,7 +195,10 @@ struct Expectation {
   std::shared_ptr<const ExpectNode> root;  // the condition or the measure
   std::shared_ptr<const ExpectNode> full_at, zero_at;
   std::string full_text, zero_text;
-  std::string relative;            // the peer the measure is divided by; empty: none
+  std::string relative;  // the peer the measure is divided by; empty: none
+  // The values of the loops\' variables around a relative measure (`duration(k[j])` in a loop
+  // over j), for parsing it again against the peer.
+  std::vector<std::pair<std::string, int64_t>> loop_values;
   std::vector<std::string> codes;  // no_diagnostics
   bool uses_time = false;          // depends on GPU times (not evaluated on the host backend)
   ItemMeta item;

@@ -137,8 +137,9 @@ enum class Verdict { passed, failed, incomplete };
 // The fastest the device in use can move bytes, for the physical floor below which no measured
 // time can lie. In GB/s (1e9 bytes per second); NaN where unknown.
 struct DevicePeaks {
-  double memory_gbps = NAN;                // device memory, reads and writes together
-  double link_gbps = NAN;                  // the host link, each direction
+  double memory_gbps = NAN;  // device memory, reads and writes together
+  double link_gbps = NAN;    // the host link, each direction
+  int64_t l2_bytes = 0;      // the L2 cache, which may serve repeated reads faster than memory
   std::string memory_source, link_source;  // how each was worked out
 };
 

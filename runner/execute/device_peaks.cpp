@@ -59,6 +59,8 @@ DevicePeaks cuda_device_peaks(int device) {
     p.memory_source =
         fmt::format("{} MHz x {}-bit bus x 2 (double data rate)", clock_khz / 1000, bus_bits);
   }
+  int l2 = 0;
+  if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) == cudaSuccess) p.l2_bytes = l2;
   link_peak(device, p);
   return p;
 }

@@ -82,8 +82,8 @@ void load_loop(LoadContext& ctx, const YAML::Node& key, const YAML::Node& body,
   BlockLevel level(ctx, body);
   if (!level.ok()) return;
   size_t errors = ctx.diags.count();
-  ctx.loop_stack.push_back(
-      {++ctx.loop_instances, *var, 0, *count, r.get("count").Scalar(), ctx.loc(key).line});
+  ctx.loop_stack.push_back({++ctx.loop_instances, *var, 0, *count, r.get("count").Scalar(),
+                            ctx.loc(key).line, ctx.loc(key).col});
   LoopStack outer = ctx.loops;
   for (int64_t v = 0; v < *count; ++v) {
     if (++ctx.loop_iterations > limits::kLoopIterations) {

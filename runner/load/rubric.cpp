@@ -2,12 +2,15 @@
 // the submission does not have is a clear zero with its reason, never a failed grade.
 #include "runner/load/rubric.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "runner/check/checks.hpp"
 #include "runner/check/expect.hpp"
+#include "runner/check/score.hpp"
 #include "runner/context/load_context.hpp"
 #include "runner/context/yaml_document.hpp"
 #include "runner/core/errors.hpp"
@@ -38,6 +41,7 @@ void read_params(LoadContext& ctx, const YAML::Node& node, Rubric& r) {
     if (auto v = ctx.integer(it->second, name)) {
       ctx.params[name] = *v;
       r.params.emplace_back(name, *v);
+      r.param_texts.push_back(it->second.Scalar());
     }
   }
 }
@@ -140,8 +144,12 @@ ItemMeta lenient_meta(const YAML::Node& item, bool check, const ParamScope& para
   try {
     if (field(body, "id").IsScalar()) m.id = field(body, "id").Scalar();
     if (field(body, "name").IsScalar()) m.name = field(body, "name").Scalar();
-    if (field(body, "points").IsScalar())
-      m.points = std::max(0.0, field(body, "points").as<double>());
+    if (field(body, "points").IsScalar()) {
+      auto v = evaluate(field(body, "points").Scalar(), params);  // `points: P*4` too
+      m.points = std::get_if<int64_t>(&v)
+                     ? static_cast<double>(std::max<int64_t>(0, std::get<int64_t>(v)))
+                     : std::max(0.0, std::strtod(field(body, "points").Scalar().c_str(), nullptr));
+    }
     if (field(body, "visibility").IsScalar()) {
       std::string v = field(body, "visibility").Scalar();
       m.visibility = v == "hidden"           ? Visibility::hidden
@@ -163,6 +171,57 @@ std::string lenient_title(const YAML::Node& item, bool check) {
 }
 
 }  // namespace
+
+void set_rubric_params(Rubric& rubric,
+                       const std::vector<std::pair<std::string, std::string>>& overrides) {
+  for (const auto& [name, text] : overrides)
+    if (std::none_of(rubric.params.begin(), rubric.params.end(),
+                     [&](const auto& p) { return p.first == name; }))
+      throw CommandLineError(
+          fmt::format("--set {}={}: the rubric has no param '{}'", name, text, name));
+  ParamScope scope;
+  for (size_t i = 0; i < rubric.params.size(); ++i) {
+    auto& [name, value] = rubric.params[i];
+    std::string text = rubric.param_texts[i];
+    for (const auto& [n, t] : overrides)
+      if (n == name) text = t;
+    auto v = evaluate(text, scope);
+    if (auto* e = std::get_if<ExprError>(&v))
+      throw CommandLineError(fmt::format("param {} = {}: {}", name, text, e->message));
+    value = scope[name] = std::get<int64_t>(v);
+  }
+}
+
+std::vector<std::string> declared_params(const std::string& path) {
+  FileRead file = read_experiment_file(path);
+  if (!file.ok()) return {};
+  Diagnostics d;
+  YAML::Node root = parse_document(file.text, path, d);
+  std::vector<std::string> names;
+  YAML::Node params = field(root, "params");
+  if (!d.has_errors() && params.IsMap())
+    for (auto it = params.begin(); it != params.end(); ++it)
+      if (it->first.IsScalar()) names.push_back(it->first.Scalar());
+  return names;
+}
+
+std::vector<ScoredItem> merge_rubric_items(const Experiment& sub, std::vector<ScoredItem> scored,
+                                           const std::vector<UnappliedItem>& unapplied) {
+  std::vector<ScoredItem> out;
+  auto section = [&](bool check, size_t from, size_t count) {
+    for (size_t k = 0; k <= count; ++k) {
+      for (const UnappliedItem& u : unapplied)
+        if (u.check == check && u.before == k)
+          out.push_back(unscored_item(u.meta, u.check, u.title, u.loc, u.why));
+      if (k < count && from + k < scored.size()) out.push_back(scored[from + k]);
+    }
+  };
+  section(true, 0, sub.checks.size());
+  section(false, sub.checks.size(), sub.expectations.size());
+  gate_timing(out);  // a check that did not apply gates timing as one that failed
+  make_titles_unique(out);
+  return out;
+}
 
 Rubric load_rubric(const std::string& path) {
   FileRead file = read_experiment_file(path);

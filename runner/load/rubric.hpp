@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runner/core/experiment.hpp"
+#include "runner/core/record.hpp"
 
 namespace streamlab {
 
@@ -18,6 +19,7 @@ struct Rubric {
   // `params:`, evaluated in order: forced on the submission and the peers, and in scope in the
   // rubric's own checks and expectations.
   std::vector<std::pair<std::string, int64_t>> params;
+  std::vector<std::string> param_texts;  // each param's expression, as written
   int64_t repeat = 10, warmup = 2;
   int64_t timeout_s = 0;  // `timeout:`; 0: the default time limit
   std::string timer;      // `timer:`; empty: events with peers, else the command line's
@@ -40,6 +42,21 @@ struct UnappliedItem {
   std::string why;
   size_t before = 0;
 };
+
+// Replaces params of the rubric (`grade --set NAME=EXPR`) and evaluates them all again in order,
+// so that a param computed from a replaced one follows it. Throws CommandLineError.
+void set_rubric_params(Rubric& rubric,
+                       const std::vector<std::pair<std::string, std::string>>& overrides);
+
+// The names of the params an experiment file declares, read without loading it ({} when it does
+// not parse: loading it then says why).
+std::vector<std::string> declared_params(const std::string& path);
+
+// The scores of a submission's items (its checks, then its expectations, as score_items orders
+// them), with the rubric items that did not apply where the rubric lists them; timing gated by
+// every check, applied or not.
+std::vector<ScoredItem> merge_rubric_items(const Experiment& sub, std::vector<ScoredItem> scored,
+                                           const std::vector<UnappliedItem>& unapplied);
 
 // Every item of the rubric as it reads without a submission (its id, name, points, visibility),
 // each scoring nothing for `why`: for a submission that does not load.

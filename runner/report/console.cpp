@@ -220,6 +220,9 @@ std::string format_verdict(const RunRecord& run) {
       std::vector<std::string> parts;
       if (checks_failed) parts.push_back(count(checks_failed, "check") + " failed");
       if (failed) parts.push_back(count(failed, "expectation") + " did not hold");
+      if (!run.impossible.empty())
+        parts.push_back(count(run.impossible.size(), "time") +
+                        " below the device's physical floor, impossible");
       return fmt::format("verdict: FAILED: {}\n", join(parts));
     }
     case Verdict::incomplete: {

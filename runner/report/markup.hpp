@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/core/diagnostics.hpp"
 #include "runner/core/record.hpp"
 
 namespace streamlab {
@@ -14,7 +15,20 @@ namespace streamlab {
 // control characters XML 1.0 cannot hold at all replaced by '?'.
 inline std::string escape_markup(std::string_view text) {
   std::string out;
-  for (char c : text) {
+  for (size_t i = 0; i < text.size();) {
+    char32_t cp = 0;
+    size_t n = decode_utf8(text, i, cp);
+    if (n == 0) {  // not UTF-8 (a path from the command line): XML must be, so a replacement
+      out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    if (n > 1) {
+      out += text.substr(i, n);
+      i += n;
+      continue;
+    }
+    char c = text[i++];
     switch (c) {
       case '&':
         out += "&amp;";
