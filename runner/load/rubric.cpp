@@ -174,11 +174,14 @@ std::string lenient_title(const YAML::Node& item, bool check) {
 
 void set_rubric_params(Rubric& rubric,
                        const std::vector<std::pair<std::string, std::string>>& overrides) {
-  for (const auto& [name, text] : overrides)
+  // Not a structured binding: clang 14 (the sanitizer build) cannot capture one in a lambda.
+  for (const auto& override_ : overrides) {
+    const std::string& name = override_.first;
     if (std::none_of(rubric.params.begin(), rubric.params.end(),
                      [&](const auto& p) { return p.first == name; }))
-      throw CommandLineError(
-          fmt::format("--set {}={}: the rubric has no param '{}'", name, text, name));
+      throw CommandLineError(fmt::format("--set {}={}: the rubric has no param '{}'", name,
+                                         override_.second, name));
+  }
   ParamScope scope;
   for (size_t i = 0; i < rubric.params.size(); ++i) {
     auto& [name, value] = rubric.params[i];
