@@ -8,7 +8,7 @@
 # within a block (it is not in the default sections: about six minutes).
 # `lab` grades the overlap lab (experiments/labs/overlap): its solution three times, its starter and
 # each classic mistake (tests/labs/overlap), and the solution against itself as the reference.
-#   usage: [SECTIONS="tests races c6 claims c12 libs compare safety lab sanitize"] [CLAIMS=GLOB]
+#   usage: [SECTIONS="tests races c6 claims c12 libs compare safety lab predict sanitize"] [CLAIMS=GLOB]
 #          [MARKER_PROBE=LIB NVTX_PROBE=LIB] bench/run_gpu.sh STREAMLAB STREAMLAB_TESTS BENCH_DIR [LOG_DIR]
 # BENCH_DIR holds compare, built from bench/ by CMake (build/bench/compare).
 set -u
@@ -17,6 +17,49 @@ sections=" ${SECTIONS:-tests races c6 claims c12 libs compare safety lab} "
 want() { [[ $sections == *" $1 "* ]]; }
 mkdir -p "$logs"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+
+# `predict`: calibrate the device profile (timed), then every claims experiment, the four C6 ones at
+# N=1024 and N=8192 and the lab's solution with --predict against it: predicted and measured span
+# (the measured spread beside it) and the worst per-op start error; CSVs of the runs whose
+# explanations tests/predict_test.cpp checks, for tests/golden/.
+if want predict; then
+  echo "== calibrate"
+  /usr/bin/time -f "calibrate took %e s" "$bin" calibrate --output "$logs/nvidia_h200.json" 2>&1 | tail -2
+  mkdir -p "$logs/golden"
+  predict_one() {  # predict_one NAME FILE [ARGS...]
+    local name=$1 f=$2
+    shift 2
+    "$bin" run "$f" "$@" --backend cuda --predict --profile "$logs/nvidia_h200.json" --json "$logs/$name.json" \
+      --csv "$logs/golden/$name.csv" >"$logs/$name.predict.log" 2>&1
+    python3 - "$logs/$name.json" "$name" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+m, p = d["spans"]["host"], d["predicted"]
+spread = (m["max"] - m["min"]) / m["median"] * 100 if m["median"] else 0
+err = (p["span_ms"] - m["median"]) / m["median"] * 100
+ops = {o["id"]: o for o in d["ops"]}
+worst, worst_id = 0, "-"
+starts = [o["start_ms"] for o in p["ops"] if o["start_ms"] is not None]
+for o in p["ops"]:
+    w = [x for x in d["waits"] if x["op"] == o["id"]]
+    if o["start_ms"] is None or not w or w[0]["started_ms"] is None: continue
+    e = abs((o["start_ms"] - min(starts)) - (w[0]["started_ms"] - min(x["started_ms"] for x in d["waits"] if x["started_ms"] is not None)))
+    if e > worst: worst, worst_id = e, o["id"]
+print(f"| {sys.argv[2]} | {m['median']:.3f} | {spread:.1f}% | {p['span_ms']:.3f} | {err:+.1f}% | {worst:.3f} ({worst_id}) |")
+PY
+  }
+  echo "| experiment | measured span ms | spread (max-min)/median | predicted ms | error | worst start error ms (op) |"
+  echo "|---|---|---|---|---|---|"
+  for f in experiments/claims/*.yaml; do predict_one "$(basename "$f" .yaml)" "$f"; done
+  for f in experiments/0[1-4]_*.yaml; do
+    for n in 1024 8192; do predict_one "$(basename "$f" .yaml)_N$n" "$f" --set N=$n; done
+  done
+  predict_one lab_solution experiments/labs/overlap/solution.yaml
+  for name in c1_kernels_one_stream c13_stream_priority c18_one_connection; do
+    grep -A12 "^why each op started" "$logs/$name.predict.log" | head -14
+    grep -A12 "^predicted by the timeline" "$logs/$name.predict.log" | head -14
+  done
+fi
 
 if want tests; then
   echo "== GPU test suite"

@@ -4,6 +4,7 @@
 // heuristics among those whose workspace fits; the workspace is a device buffer or none, and every
 // call writes it, so two unordered convolutions sharing one race (the analyzer reports it).
 // cuDNN is loaded when an experiment first needs it.
+#include <cmath>
 #include <cudnn.h>
 #include <fmt/format.h>
 
@@ -356,6 +357,20 @@ std::vector<Access> conv_accesses(const Experiment& exp, const Op& op) {
   return out;
 }
 
+// cuDNN at the profile's rate for the input type: 2 flops per multiply-add of the direct form.
+Work conv_work(const Experiment& exp, const Op& op, const DeviceProfile& p) {
+  Geometry g = geometry(exp, op);
+  double flops = 2.0 * static_cast<double>(g.n) * static_cast<double>(g.k) * static_cast<double>(g.c) *
+                 static_cast<double>(g.r) * static_cast<double>(g.s) * static_cast<double>(g.p) *
+                 static_cast<double>(g.q);
+  auto type = std::string(elem_type_name(exp.buffers[op.args[kX].range.buffer].type));
+  auto rate = p.conv_tflops.find(type);
+  Work w = device_filling_work(p, flops, rate == p.conv_tflops.end() ? NAN : rate->second,
+                               op.kind->bytes(exp, op));
+  if (rate == p.conv_tflops.end()) w.unknown = fmt::format("the profile has no convolution rate for {}", type);
+  return w;
+}
+
 }  // namespace
 
 extern const OpKind kConvolutionForward = {
@@ -376,6 +391,7 @@ extern const OpKind kConvolutionForward = {
     .prepare_cuda = prepare_conv,
     .host_reference = true,
     .engine = compute_engine,
+    .work = conv_work,
 };
 
 }  // namespace streamlab

@@ -1,5 +1,6 @@
 // memcpy and memcpyAsync: a whole buffer into another of the same type and size. The direction
 // (cudaMemcpyKind) follows from the two buffers' memory kinds, as a student would pick it.
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -192,6 +193,34 @@ Engine copy_engine(const Experiment& exp, const Op& op) {
   }
 }
 
+// A copy's cost (docs/prediction.md): its direction's path at the profile's bandwidth, pinned or
+// pageable by the host side's memory; a pageable copy is staged by the host, which takes part.
+// Managed memory is taken as device memory (its pages are on the device once touched there).
+Work copy_work(const Experiment& exp, const Op& op, const DeviceProfile& p) {
+  const int64_t bytes = range_bytes(exp, op.dst);
+  auto kind = [&](const BufferRange& r) { return exp.buffers[r.buffer].memory; };
+  auto on_host = [&](const BufferRange& r) { return is_host_memory(kind(r)); };
+  const bool pageable =
+      kind(op.src) == MemoryKind::pageable || kind(op.dst) == MemoryKind::pageable;
+  Work w;
+  w.host_staged = pageable;
+  if (on_host(op.src) && on_host(op.dst)) {  // a memcpy by the host
+    w.resource = Work::Resource::host;
+    w.ms = p.d2h_pageable.ms(bytes);
+  } else if (on_host(op.src)) {
+    w.resource = Work::Resource::copy_h2d;
+    w.ms = (pageable ? p.h2d_pageable : p.h2d_pinned).ms(bytes);
+  } else if (on_host(op.dst)) {
+    w.resource = Work::Resource::copy_d2h;
+    w.ms = (pageable ? p.d2h_pageable : p.d2h_pinned).ms(bytes);
+  } else {
+    w.resource = Work::Resource::copy_d2d;
+    w.ms = p.d2d.ms(bytes);
+    w.memory_share = std::min(1.0, 2.0 * static_cast<double>(bytes) / w.ms / (p.memory_gbps * 1e6));
+  }
+  return w;
+}
+
 }  // namespace
 
 extern const OpKind kMemcpy = {
@@ -212,6 +241,7 @@ extern const OpKind kMemcpy = {
         "a synchronous copy uses the legacy stream, which invalidates the capture "
         "(cudaErrorStreamCaptureImplicit); use memcpyAsync",
     .engine = copy_engine,
+    .work = copy_work,
 };
 
 extern const OpKind kMemcpyAsync = {
@@ -231,6 +261,7 @@ extern const OpKind kMemcpyAsync = {
     .order = order_copy_async,
     .lint = lint_copy_async,
     .engine = copy_engine,
+    .work = copy_work,
 };
 
 }  // namespace streamlab

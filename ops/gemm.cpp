@@ -7,6 +7,7 @@
 // cublasSetStream resets the workspace), so one handle serves every stream; the workspace is
 // written by the call (L2), so two calls that share one on unordered streams race, and the
 // analyzer says so.
+#include <cmath>
 #include <cublas_v2.h>
 #include <fmt/format.h>
 
@@ -218,6 +219,17 @@ std::vector<Access> gemm_accesses(const Experiment& exp, const Op& op) {
   return out;
 }
 
+// cuBLAS at the profile's rate for the input type: 2mnk flops, or its bytes at memory speed.
+Work gemm_work(const Experiment& exp, const Op& op, const DeviceProfile& p) {
+  Shape d = shape_of(exp, op);
+  auto type = std::string(elem_type_name(exp.buffers[op.args[kA].range.buffer].type));
+  auto rate = p.gemm_tflops.find(type);
+  Work w = device_filling_work(p, 2.0 * static_cast<double>(d.m) * static_cast<double>(d.n) * static_cast<double>(d.k),
+                               rate == p.gemm_tflops.end() ? NAN : rate->second, op.kind->bytes(exp, op));
+  if (rate == p.gemm_tflops.end()) w.unknown = fmt::format("the profile has no GEMM rate for {}", type);
+  return w;
+}
+
 }  // namespace
 
 extern const OpKind kGemm = {
@@ -238,6 +250,7 @@ extern const OpKind kGemm = {
     .prepare_cuda = prepare_gemm,
     .host_reference = true,
     .engine = compute_engine,
+    .work = gemm_work,
 };
 
 }  // namespace streamlab

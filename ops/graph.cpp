@@ -283,6 +283,16 @@ void assign_graph_body_times(const CudaState& s, const Op& op, OpSample& sample)
   }
 }
 
+// The model times a graph's body itself (runner/predict/): its ops with a node's cost in place
+// of a launch's, as often as it is replayed.
+Work graph_work(const Experiment&, const Op& op, const DeviceProfile&) {
+  Work w;
+  w.resource = Work::Resource::opaque;
+  w.body = &op.body;
+  w.replays = op.replays;
+  return w;
+}
+
 }  // namespace
 
 extern const OpKind kGraph = {
@@ -303,6 +313,7 @@ extern const OpKind kGraph = {
     .prepare_cuda = prepare_graph,
     .finish_cuda = assign_graph_body_times,
     .uncapturable = "graphs do not nest: capture the ops themselves",
+    .work = graph_work,
 };
 
 }  // namespace streamlab

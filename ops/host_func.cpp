@@ -107,6 +107,14 @@ std::vector<Access> host_func_accesses(const Experiment&, const Op& op) {
   return {{op.dst, false, true}};
 }
 
+// A host thread of the runtime runs it while its stream waits: sleep's time, or next to none.
+Work host_func_work(const Experiment&, const Op& op, const DeviceProfile& p) {
+  Work w;
+  w.resource = Work::Resource::host;
+  w.ms = p.launch_latency_us / 1000 + (op.host_fn == kSleep ? static_cast<double>(op.value) / 1000 : 0);
+  return w;
+}
+
 }  // namespace
 
 extern const OpKind kLaunchHostFunc = {
@@ -124,6 +132,7 @@ extern const OpKind kLaunchHostFunc = {
     .bytes = no_bytes,
     .accesses = host_func_accesses,
     .order = order_in_stream,
+    .work = host_func_work,
 };
 
 }  // namespace streamlab

@@ -1,5 +1,7 @@
 // launch: a built-in kernel on a stream with a grid, a block, dynamic shared memory and named
 // arguments, type-checked against the kernel's signature (ops/kernels/kernel_table.cpp).
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "ops/launch.hpp"
@@ -286,6 +288,55 @@ int64_t launch_bytes(const Experiment& exp, const Op& op) {
   return op.replays * sum;
 }
 
+// A launch's cost (docs/prediction.md): a built-in kernel's alone time follows its bytes or work
+// at the profile's rate for it at full occupancy, scaled by the share of the device's block
+// slots its grid fills; spin's follows its per-block time and its waves. `times` launches run
+// back to back, each no sooner than the host issues it.
+Work launch_work(const Experiment& exp, const Op& op, const DeviceProfile& p) {
+  Work w;
+  w.resource = Work::Resource::sm;
+  w.blocks = op.grid[0] * op.grid[1] * op.grid[2];
+  const int64_t threads = op.block[0] * op.block[1] * op.block[2];
+  const double min_ms = p.kernel_min_us / 1000;
+  if (is_user_kernel(op)) {
+    w.per_sm = blocks_per_sm(p, threads, 32, op.shared_bytes);
+    w.ms = min_ms;
+    w.unknown = fmt::format("kernel '{}' is the experiment's own CUDA source: the model does not "
+                            "know what it costs",
+                            user_kernel(exp, op).name);
+    return w;
+  }
+  const KernelKind& k = kernel_table()[op.kernel];
+  auto rate = p.kernels.find(std::string(k.name));
+  w.per_sm = blocks_per_sm(p, threads, k.regs, op.shared_bytes);
+  const double slots = static_cast<double>(p.sms) * w.per_sm;
+  const double waves = std::ceil(static_cast<double>(w.blocks) / slots);
+  KernelCall call{exp, op};
+  KernelLoad load = k.load ? k.load(call) : KernelLoad{};
+  const auto bytes = static_cast<double>(k.bytes(call));
+  double one;  // one launch, ms
+  if (load.block_us > 0) {
+    one = waves * load.block_us / 1000;
+  } else if (rate == p.kernels.end()) {
+    w.unknown = fmt::format("the profile has no rate for kernel '{}'", k.name);
+    one = min_ms;
+  } else {
+    double fill = std::min(1.0, static_cast<double>(w.blocks) / slots);
+    double t = bytes / (rate->second.gbps * 1e6);
+    if (load.work > 0 && std::isfinite(rate->second.work_per_ns))
+      t = std::max(t, load.work / (rate->second.work_per_ns * 1e6));
+    one = t / fill;
+  }
+  one = std::max(one, min_ms);
+  w.memory_share = std::min(1.0, bytes / one / (p.memory_gbps * 1e6));
+  const double issue_ms = p.host_us_of("launch") / 1000;
+  const auto n = static_cast<double>(op.replays);
+  w.ms = std::max(n * one, (n - 1) * issue_ms + one);
+  return w;
+}
+
+int64_t launch_calls(const Experiment&, const Op& op) { return op.replays; }
+
 // What the parameters read and write; the analyzer asks for every launch, so built-in kernels'
 // parameters are read in place, not copied.
 std::vector<Access> param_accesses(std::span<const KernelParam> params, const Op& op) {
@@ -326,6 +377,8 @@ extern const OpKind kLaunch = {
     .lint = no_lint,
     .prepare_cuda = prepare_launch,
     .engine = compute_engine,
+    .work = launch_work,
+    .calls = launch_calls,
 };
 
 }  // namespace streamlab

@@ -79,6 +79,15 @@ std::string describe_prefetch(const Experiment& exp, const Op& op) {
                      format_bytes(range_bytes(exp, op.dst)));
 }
 
+// A migration of managed pages at the pinned copy path's bandwidth of its direction.
+Work prefetch_work(const Experiment& exp, const Op& op, const DeviceProfile& p) {
+  Work w;
+  const bool to_host = op.value == kToHost;
+  w.resource = to_host ? Work::Resource::copy_d2h : Work::Resource::copy_h2d;
+  w.ms = (to_host ? p.d2h_pinned : p.h2d_pinned).ms(range_bytes(exp, op.dst));
+  return w;
+}
+
 }  // namespace
 
 extern const OpKind kMemPrefetchAsync = {
@@ -100,6 +109,7 @@ extern const OpKind kMemPrefetchAsync = {
     .uncapturable =
         "streamlab does not capture prefetches (a graph has no prefetch node): prefetch before the "
         "graph",
+    .work = prefetch_work,
 };
 
 }  // namespace streamlab

@@ -1,5 +1,6 @@
 // memset and memsetAsync: every byte of a device buffer (or an element range of one) set to one
 // value, as cudaMemset does.
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -76,6 +77,22 @@ void order_memset(HappensBefore& hb, const Experiment& exp, const Op& op) {
 
 }  // namespace
 
+namespace {
+
+// A memset runs as blocks over the whole device at the profile's memset bandwidth.
+Work memset_work(const Experiment& exp, const Op& op, const DeviceProfile& p) {
+  const int64_t bytes = range_bytes(exp, op.dst);
+  Work w;
+  w.resource = Work::Resource::sm;
+  w.blocks = p.sms;
+  w.per_sm = 1;
+  w.ms = p.memset.ms(bytes);
+  w.memory_share = std::min(1.0, static_cast<double>(bytes) / w.ms / (p.memory_gbps * 1e6));
+  return w;
+}
+
+}  // namespace
+
 extern const OpKind kMemset = {
     .name = "memset",
     .summary = "cudaMemset: set every byte of a device buffer to value (0..255); default stream",
@@ -92,6 +109,7 @@ extern const OpKind kMemset = {
         "a synchronous memset uses the legacy stream, which invalidates the capture "
         "(cudaErrorStreamCaptureImplicit); use memsetAsync",
     .engine = compute_engine,
+    .work = memset_work,
 };
 
 extern const OpKind kMemsetAsync = {
@@ -107,6 +125,7 @@ extern const OpKind kMemsetAsync = {
     .accesses = memset_accesses,
     .order = order_in_stream,
     .engine = compute_engine,
+    .work = memset_work,
 };
 
 }  // namespace streamlab

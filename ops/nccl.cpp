@@ -6,6 +6,7 @@
 // streamlab runs every stream on device 0 so far, so a communicator has one rank, on device 0
 // (NCCL runs single-rank collectives as local copies and reductions). Several devices need
 // `device:` on streams and buffers: issue 7.
+#include <algorithm>
 #include <fmt/format.h>
 #include <nccl.h>
 
@@ -373,6 +374,19 @@ void load_communicators(LoadContext& ctx, const YAML::Node& node) {
   }
 }
 
+// NCCL on one device: its bytes at the profile's bus bandwidth, on a few SMs (its channels), so
+// that compute beside it keeps most of the device.
+Work collective_work(const Experiment& exp, const Op& op, const DeviceProfile& p) {
+  Work w;
+  w.resource = Work::Resource::sm;
+  w.blocks = 8;
+  w.per_sm = 1;
+  w.ms = std::max(p.kernel_min_us / 1000,
+                  static_cast<double>(collective_bytes(exp, op)) / (p.nccl_gbps * 1e6));
+  return w;
+}
+
+
 extern const OpKind kAllReduce = {
     .name = "allReduce",
     .summary =
@@ -390,6 +404,7 @@ extern const OpKind kAllReduce = {
     .prepare_cuda = prepare_collective,
     .host_reference = true,
     .engine = compute_engine,
+    .work = collective_work,
 };
 extern const OpKind kBroadcast = {
     .name = "broadcast",
@@ -407,6 +422,7 @@ extern const OpKind kBroadcast = {
     .prepare_cuda = prepare_collective,
     .host_reference = true,
     .engine = compute_engine,
+    .work = collective_work,
 };
 extern const OpKind kReduceScatter = {
     .name = "reduceScatter",
@@ -424,6 +440,7 @@ extern const OpKind kReduceScatter = {
     .prepare_cuda = prepare_collective,
     .host_reference = true,
     .engine = compute_engine,
+    .work = collective_work,
 };
 extern const OpKind kAllGather = {
     .name = "allGather",
@@ -441,6 +458,7 @@ extern const OpKind kAllGather = {
     .prepare_cuda = prepare_collective,
     .host_reference = true,
     .engine = compute_engine,
+    .work = collective_work,
 };
 
 }  // namespace streamlab

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runner/core/experiment.hpp"
+#include "runner/core/profile.hpp"
 
 namespace streamlab {
 
@@ -42,8 +43,19 @@ enum class Engine { none, copy_h2d, copy_d2h, copy_other, compute };
 inline Engine no_engine(const Experiment&, const Op&) { return Engine::none; }
 inline Engine compute_engine(const Experiment&, const Op&) { return Engine::compute; }
 
+// The timeline model's view of an op's device work (runner/core/profile.hpp, docs/prediction.md).
+inline Work no_work(const Experiment&, const Op&, const DeviceProfile&) { return {}; }
+// Blocks of `threads` threads using `regs` registers each and `shared` bytes of shared memory: how
+// many one SM of the profile's device holds at once (at least 1).
+int blocks_per_sm(const DeviceProfile& p, int64_t threads, int regs, int64_t shared);
+// Work on the SMs that fills the device and runs at the better of its compute rate (flops at
+// `tflops`) and memory rate (bytes at the device's bandwidth): library calls (GEMM, convolution).
+Work device_filling_work(const DeviceProfile& p, double flops, double tflops, int64_t bytes);
+
 // What an op does with its `event`, for the analyzer's and the capture check's messages.
 enum class EventUse { none, records, stream_waits, host_waits, queries };
+
+inline int64_t one_call(const Experiment&, const Op&) { return 1; }
 
 struct OpKind {
   std::string_view name;                   // the CUDA runtime API name without the `cuda` prefix
@@ -87,6 +99,12 @@ struct OpKind {
   // Its host implementation computes what the GPU should: a `reference` check may name it.
   bool host_reference = false;
   Engine (*engine)(const Experiment&, const Op&) = no_engine;
+  // What its device work costs on a device (the timeline model); no_work: a marker, or no device
+  // work. Only asked of ops that run in a stream.
+  Work (*work)(const Experiment&, const Op&, const DeviceProfile&) = no_work;
+  // API calls the op makes (a launch with `times`: one per launch), each costing the profile's
+  // host time of the kind.
+  int64_t (*calls)(const Experiment&, const Op&) = one_call;
 };
 
 // Buffers that have an init and that some op writes: every repetition must start from their

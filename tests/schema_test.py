@@ -260,6 +260,17 @@ for path in checked:
     if run.returncode != (2 if document.get("errors") else 0):
         failures.append(f"{path}: check --format json exited {run.returncode} with {document.get('errors')} errors")
 
+# Device profiles: every built-in one against its schema, which must reject a broken one.
+profile_validator = jsonschema.Draft202012Validator(json.loads((root / "schemas/profile.schema.json").read_text()))
+jsonschema.Draft202012Validator.check_schema(profile_validator.schema)
+profiles = sorted((root / "runner/predict/profiles").glob("*.json"))
+for path in profiles:
+    errors = [e.message for e in profile_validator.iter_errors(json.loads(path.read_text()))]
+    if errors:
+        failures.append(f"{path}: rejected by the profile schema: {errors[0]}")
+if not profiles or profile_validator.is_valid({"version": 1, "sms": -1}):
+    failures.append("no built-in profile, or the profile schema accepts a broken one")
+
 for f in failures:
     print("FAIL", f)
 print(f"schema: {len(experiments)} experiments, {len(bad)} bad files, "

@@ -9,6 +9,7 @@ The layers, lowest first (README "Layout"):
   runner/check    checks, expectations and figures: tables like the op table, read at load
   runner/load     reading an experiment file into the IR
   runner/analyze  the static race and pitfall analyzer
+  runner/predict  the timeline model: dependencies, simulation, explanations, device profiles
   runner/execute  the backends, the start gate, a run's repetitions
   runner/report   console, JSON, CSV, trace and HTML reports; output files
   runner/cli      the command line
@@ -23,7 +24,7 @@ import re
 import sys
 
 LAYERS = ["runner/core", "runner/context", "ops", "runner/check", "runner/load", "runner/analyze",
-          "runner/execute", "runner/report", "runner/cli"]
+          "runner/predict", "runner/execute", "runner/report", "runner/cli"]
 SOURCES = (".hpp", ".cpp", ".cu", ".cuh")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 

@@ -47,6 +47,13 @@ struct KernelArgProblem {
   std::string message;
 };
 
+// What a launch's time follows besides its bytes, for the timeline model: work units the
+// profile rates per nanosecond (lcg: elements x rounds), or a fixed time per block (spin).
+struct KernelLoad {
+  double work = 0;
+  double block_us = 0;
+};
+
 struct KernelKind {
   std::string_view name;
   std::string_view summary;
@@ -56,6 +63,8 @@ struct KernelKind {
   cudaError_t (*launch)(const LaunchDims&, cudaStream_t, const KernelArgs&);
   // Bytes a launch reads plus bytes it writes in device memory, for its effective bandwidth.
   int64_t (*bytes)(const KernelCall&);
+  KernelLoad (*load)(const KernelCall&) = nullptr;  // nullptr: its bytes alone
+  int regs = 32;  // registers per thread it compiles to (sm_90), which bound its occupancy
 };
 
 std::span<const KernelKind> kernel_table();

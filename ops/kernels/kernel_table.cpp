@@ -216,12 +216,17 @@ int64_t transpose_bytes(const KernelCall& call) {
   return 2 * call.scalar(2) * call.scalar(2) * static_cast<int64_t>(elem_size(call.buffer(0).type));
 }
 
+KernelLoad spin_load(const KernelCall& c) { return {0, static_cast<double>(c.scalar(0))}; }
+KernelLoad lcg_load(const KernelCall& c) {
+  return {static_cast<double>(c.count(1)) * static_cast<double>(c.scalar(2)), 0};
+}
+
 constexpr KernelKind kKernels[] = {
     {"spin",
      "every block waits us microseconds on the GPU's clock and writes nothing: for concurrency and "
      "overlap "
      "experiments",
-     kSpinParams, check_spin_args, host_spin, launch_spin, no_bytes},
+     kSpinParams, check_spin_args, host_spin, launch_spin, no_bytes, spin_load},
     {"empty",
      "does nothing: what a launch costs by itself",
      {},
@@ -240,7 +245,7 @@ constexpr KernelKind kKernels[] = {
     {"lcg",
      "y[i] = x[i] after `rounds` steps of v = a * v + c, mod 2^32 (int32 or uint32, grid-stride): "
      "compute whose time grows with rounds, with an exact result",
-     kLcgParams, check_lcg_args, host_lcg, launch_lcg, lcg_bytes},
+     kLcgParams, check_lcg_args, host_lcg, launch_lcg, lcg_bytes, lcg_load},
     {"reduce_sum",
      "out[b] = the sum of block b's share of in, through a shared-memory tree with __syncthreads; "
      "1-D, power-of-two blocks; launch again with one block for the total",

@@ -39,7 +39,7 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
 // "did you mean" for a mistyped subcommand, before CLI11 gives its generic message.
 bool reject_unknown_command(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return false;
-  const std::vector<std::string> commands = {"run", "check", "grade", "list"};
+  const std::vector<std::string> commands = {"run", "check", "grade", "calibrate", "list"};
   std::string word = argv[1];
   if (std::find(commands.begin(), commands.end(), word) != commands.end()) return false;
   std::cerr << fmt::format(
@@ -57,6 +57,13 @@ void add_timeout_option(CLI::App* cmd, RunArgs& args) {
              limits::kDefaultTimeoutSeconds))
       ->type_name("SECONDS")
       ->check(CLI::Range(int64_t{0}, limits::kMaxTimeoutSeconds));
+}
+
+void add_profile_option(CLI::App* cmd, RunArgs& args) {
+  cmd->add_option("--profile", args.profile,
+                  "The device profile the timeline model predicts with (a file `streamlab "
+                  "calibrate` wrote; default: the built-in one for the device in use)")
+      ->type_name("FILE");
 }
 
 // What autograders read, for `run` and `grade`.
@@ -92,6 +99,10 @@ void add_run_options(CLI::App* run, RunArgs& args) {
          "(spans only, least overhead), or auto: cupti where it loads, else events")
       ->check(CLI::IsMember({"auto", "cupti", "events", "none"}));
   add_timeout_option(run, args);
+  add_profile_option(run, args);
+  run->add_flag("--predict", args.predict,
+                "Predict the run with the timeline model too and show the prediction beside the "
+                "measurement, with its error (the host backend always predicts)");
   run->add_flag("--locate-fault", args.locate_fault, "")
       ->group("");  // internal: see locate_fault.hpp
   run->add_flag(
@@ -183,8 +194,18 @@ int run_cli(int argc, char** argv) {
   grade->add_option("--json", args.json, "Write the grade as JSON (schemas/grade.schema.json)")
       ->type_name("FILE");
   add_timeout_option(grade, args);
+  add_profile_option(grade, args);
   add_autograder_options(grade, args);
   add_no_stderr_flag(grade, args);
+  auto* calibrate = app.add_subcommand(
+      "calibrate",
+      "Measure what the timeline model needs of the GPU in use (copies, launches, kernels, host "
+      "calls) and write its device profile as JSON");
+  calibrate->add_option("--output,-o", args.output, "Where to write the profile; - for stdout")
+      ->required()
+      ->type_name("FILE");
+  calibrate->add_option("--device", args.device, "CUDA device index");
+  add_timeout_option(calibrate, args);
   app.add_subcommand("list", "List the ops, kernels and checks an experiment can use");
   try {
     app.parse(argc, argv);
@@ -196,6 +217,7 @@ int run_cli(int argc, char** argv) {
     if (run->parsed()) return cmd_run(args);
     if (check->parsed()) return cmd_check(args);
     if (grade->parsed()) return cmd_grade(args);
+    if (calibrate->parsed()) return cmd_calibrate(args);
     return cmd_list();
   } catch (const InvalidExperiment& e) {
     std::cerr << e.what();

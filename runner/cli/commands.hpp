@@ -25,6 +25,9 @@ struct RunArgs {
   bool locate_fault = false;  // hidden: a child run that finds the op behind a device fault
   std::string rubric;         // grade --rubric
   std::string reference;      // grade --reference: the peer `reference`, in place of the rubric's
+  std::string profile;        // --profile: the device profile the timeline model uses
+  bool predict = false;       // run --predict: the model's prediction beside the measurement
+  std::string output;         // calibrate --output
 };
 
 // run: load, analyze, run, check, report (run_command.cpp).
@@ -33,6 +36,8 @@ int cmd_run(const RunArgs& args);
 int cmd_check(const RunArgs& args);
 // grade: a submission scored by a rubric, beside the rubric's peers (grade_command.cpp).
 int cmd_grade(const RunArgs& args);
+// calibrate: measure the device profile of the GPU in use (calibrate_command.cpp).
+int cmd_calibrate(const RunArgs& args);
 // list: every op, kernel, check, expectation function, env variable and diagnostic (list.cpp).
 int cmd_list();
 

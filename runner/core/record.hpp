@@ -4,6 +4,7 @@
 // reports and expectations only read it.
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,6 +113,9 @@ struct ExpectationResult {
   std::vector<std::pair<std::string, double>> values;  // each call's text and value
   double fraction = 0;    // of its points earned: 1 passed, 0 failed, between for partial
   double measured = NAN;  // a measure's value (a ratio with `relative:`)
+  // On the host backend, a timing expectation held against the predicted timeline: "holds",
+  // "partial", "fails", or "not predicted"; its values in prediction_detail. Never a pass.
+  std::string prediction{}, prediction_detail{};
 };
 
 // One graded item (a check or an expectation) as autograders and the score see it.
@@ -143,6 +147,20 @@ struct DevicePeaks {
   std::string memory_source, link_source;  // how each was worked out
 };
 
+// Why an op started when it did, in a measured or a predicted timeline (runner/predict/explain.hpp,
+// docs/prediction.md).
+struct OpWait {
+  std::string rule{};  // a WaitRule's name: "stream_order", "event", "copy_engine", ...; empty: no device work
+  int op = -1;         // the op that held it (or the host call it was issued after); -1: none
+  int stream = -1;     // the other stream a rule names (legacy_waits, queue, group)
+  int event = -1;      // event: the event
+  double could_ms = NAN, start_ms = NAN;  // when its dependencies allowed it to start; when it did
+  std::string text{};  // the sentence: "event 'e' (recorded after 'produce' in s1)"
+  int host_wait = -1;  // the op whose end the host waited for before the call returned (-1: none)
+};
+
+struct PredictedRun;  // below
+
 // Everything a run produced; reports format it and measure nothing.
 struct RunRecord {
   std::string backend;  // "cuda" or "host"
@@ -160,9 +178,26 @@ struct RunRecord {
   DevicePeaks peaks;              // of the device the run used (none on the host backend)
   // What could not be trusted in the timings (a time below the device's physical floor).
   std::vector<std::string> impossible;
+  // Why each op of the typical repetition started when it did, and its critical path (op indices,
+  // first to last); empty when no device time was measured.
+  std::vector<OpWait> waits;
+  std::vector<int> critical_path;
+  // The timeline model's prediction of the run (runner/predict/): always on the host backend, with
+  // --predict on the cuda backend; null when not asked.
+  std::shared_ptr<const PredictedRun> predicted;
   bool device_timing() const { return timer != "none"; }  // device intervals were measured
   bool checks_passed() const;
   bool expectations_held() const;  // none failed (not evaluated is not failed)
   Verdict verdict() const;
 };
+// What the timeline model predicted for a run: a record of one modelled repetition (backend and
+// timer "model") with its figures and expectations, as every report shows a measured one.
+struct PredictedRun {
+  std::string profile;             // the device profile: device, file and how it was made
+  std::vector<std::string> notes;  // ops it could not time, a profile of another device
+  RunRecord run;
+  bool complete() const { return notes_unknown == 0; }
+  int notes_unknown = 0;  // ops whose cost the model does not know
+};
+
 }  // namespace streamlab

@@ -23,6 +23,8 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;         // "cuda" or "host"
   virtual std::string description() const = 0;  // the device, for reports
+  // The CUDA device's name, once prepared ("NVIDIA H200"); empty on the host backend.
+  virtual std::string device_name() const { return ""; }
   virtual bool measures_device_time() const = 0;
   // The device timer in use ("cupti", "events", "none") and a line describing it; after prepare().
   virtual std::string timer() const = 0;

@@ -89,6 +89,7 @@ class CudaBackend final : public Backend {
 
   std::string name() const override { return "cuda"; }
   std::string description() const override { return description_; }
+  std::string device_name() const override { return device_name_; }
   bool measures_device_time() const override { return true; }
   std::string timer() const override { return timer_ ? timer_->name() : "none"; }
   std::string timer_description() const override { return timer_ ? timer_->description() : ""; }
@@ -389,6 +390,7 @@ class CudaBackend final : public Backend {
   void describe_device() {
     cudaDeviceProp p{};
     STREAMLAB_CUDA(cudaGetDeviceProperties(&p, device_));
+    device_name_ = p.name;
     description_ = fmt::format("{} (sm_{}{}, {} SMs, {} copy engines, device {})", p.name, p.major,
                                p.minor, p.multiProcessorCount, p.asyncEngineCount, device_);
   }
@@ -483,6 +485,7 @@ class CudaBackend final : public Backend {
   int device_;
   CudaOptions options_;
   std::string description_;
+  std::string device_name_;
   DevicePeaks peaks_;
   CudaState state_;
   // Declaration order is destruction order reversed: memory goes after the streams using it.

@@ -6,6 +6,8 @@
 #include "runner/check/expect.hpp"
 #include "runner/check/figures.hpp"
 #include "runner/check/score.hpp"
+#include "runner/predict/predict.hpp"
+#include "runner/predict/profile_io.hpp"
 
 namespace streamlab {
 
@@ -59,6 +61,18 @@ void run_round(std::vector<Participant>& runs, std::vector<RunRecord>* records, 
   }
 }
 
+// The timeline model's part: the measured repetition explained, and the run predicted where asked.
+void model(const Experiment& exp, const RunOptions& options, const Backend& backend,
+           RunRecord& record) {
+  std::string note;
+  DeviceProfile profile = options.profile.empty() ? builtin_profile(backend.device_name(), &note)
+                                                  : read_profile(options.profile);
+  explain_measured(exp, record, connections_of(exp, profile));
+  if (record.backend == "host" || options.predict)
+    record.predicted =
+        predict(exp, profile, options.gate, note.empty() ? std::vector<std::string>{} : std::vector<std::string>{note});
+}
+
 }  // namespace
 
 std::vector<RunRecord> run_together(std::vector<Participant>& runs, const RunOptions& options,
@@ -100,12 +114,14 @@ std::vector<RunRecord> run_together(std::vector<Participant>& runs, const RunOpt
     record.peaks = backend.peaks();
     record.figures = run_figures(exp, record);
     record.impossible = impossible_timings(exp, record);
+    model(exp, options, backend, record);
   }
   return records;
 }
 
 void evaluate(const Experiment& exp, RunRecord& record, const std::vector<PeerRun>& peers) {
   record.expectations = evaluate_expectations(exp, record, peers);
+  judge_in_prediction(exp, record, peers);
   record.items = score_items(exp, record);
 }
 

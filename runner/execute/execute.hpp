@@ -30,6 +30,13 @@ struct RunOptions {
   // `env:`), before the backend's own notes; and what `streamlab check` found in the experiment.
   std::vector<std::string> notes{};
   Findings findings{};
+  // The timeline model (runner/predict/): the device profile it predicts and explains with (a
+  // file; empty: the built-in one for the device in use), whether to predict on the cuda backend
+  // too (--predict; the host backend always does), and whether the run holds its streams behind
+  // the start gate (--no-gate: not).
+  std::string profile{};
+  bool predict = false;
+  bool gate = true;
 };
 
 // prepare -> warm-up repetitions -> timed repetitions -> checks -> figures -> expectations ->

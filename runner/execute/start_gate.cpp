@@ -7,16 +7,10 @@
 #include "ops/kernels/gate.hpp"
 #include "ops/op_kind.hpp"
 #include "runner/context/cuda_check.hpp"
+#include "ops/start_gate_rule.hpp"
 
 namespace streamlab {
 namespace {
-
-// The first op that blocks the host, or ops.size().
-size_t first_blocking_op(const Experiment& exp) {
-  for (size_t i = 0; i < exp.ops.size(); ++i)
-    if (exp.ops[i].kind->blocks_host(exp, exp.ops[i])) return i;
-  return exp.ops.size();
-}
 
 std::string describe(const Experiment& exp, size_t opens_before, size_t blocking) {
   if (opens_before == exp.ops.size())
@@ -34,7 +28,7 @@ std::string describe(const Experiment& exp, size_t opens_before, size_t blocking
 
 StartGate::StartGate(const Experiment& exp, const CudaState& state, bool enabled) {
   size_t blocking = first_blocking_op(exp);
-  opens_before_ = std::min({blocking, exp.ops.size(), kMaxHeld});
+  opens_before_ = std::min({blocking, exp.ops.size(), kGateMaxHeld});
   if (!enabled || !exp.gate) {
     note_ = enabled ? "start gate: off (the experiment says `gate: false`: it measures the cost of "
                       "issuing its ops)"

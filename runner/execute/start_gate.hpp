@@ -3,7 +3,7 @@
 // experiment uses holds the streams while a repetition is issued, so the host's issue cost does not
 // serialize work that could overlap, and a timing event recorded on an idle stream does not fire
 // before its op arrives. It opens once every op is queued, or just before the first op that
-// blocks the host (which would otherwise wait for ever), or after kMaxHeld ops.
+// blocks the host (which would otherwise wait for ever), or after kGateMaxHeld ops (start_gate_rule.hpp).
 #include <string>
 #include <vector>
 
@@ -15,8 +15,6 @@ namespace streamlab {
 
 class StartGate {
  public:
-  static constexpr size_t kMaxHeld =
-      256;  // ops queued behind the gate at most: launch queues are finite
   static constexpr uint64_t kTimeoutNs = 5'000'000'000;
 
   // `enabled` false (--no-gate) or no op to hold: the gate is not used.

@@ -85,7 +85,7 @@ std::string op_table(const Experiment& exp, const RunRecord& run, const RunFigur
 std::string spans(const RunRecord& run) {
   if (run.backend == "host")
     return "\n  host backend: ops emulated on host memory in issue order; no GPU times are "
-           "measured\n";
+           "measured (the timeline model's prediction is below, marked predicted)\n";
   std::string out = fmt::format(
       "\n  medians over the timed repetitions; device ms from the {} timer; GB/s: a copy counts "
       "its bytes once, a "
@@ -178,6 +178,9 @@ std::string expectations(const RunRecord& run) {
     if (!e.detail.empty())
       out += fmt::format("        {}{}\n", e.status == S::not_evaluated ? "not evaluated: " : "",
                          e.detail);
+    if (!e.prediction.empty())
+      out += fmt::format("        {} in prediction{}{}\n", e.prediction,
+                         e.prediction_detail.empty() ? "" : ": ", e.prediction_detail);
   }
   out += fmt::format("\n{} of {} expectations held, {} failed{}, {} not evaluated\n", held,
                      run.expectations.size(), failed,
@@ -289,10 +292,75 @@ std::string graphs(const Experiment& exp, const RunRecord& run) {
   return out;
 }
 
+constexpr size_t kMaxWaitLines = 64;  // longer op lists: the JSON has every wait
+
+std::string critical_path_line(const Experiment& exp, const std::vector<int>& path) {
+  if (path.empty()) return "";
+  std::string out;
+  for (int op : path) out += fmt::format("{}{}", out.empty() ? "" : " -> ", exp.ops[op].id);
+  return fmt::format("  critical path: {}\n", out);
+}
+
+std::string error_pct(double predicted, double measured) {
+  if (std::isnan(predicted) || std::isnan(measured) || measured <= 0) return "-";
+  return fmt::format("{:+.1f}%", 100 * (predicted - measured) / measured);
+}
+
+// Why each op started when it did, in the typical measured repetition.
+std::string measured_waits(const Experiment& exp, const RunRecord& run) {
+  if (run.waits.empty() || run.reps.empty()) return "";
+  std::string out = fmt::format("\nwhy each op started when it did (repetition {} of {}, the median span)\n",
+                                run.figures.typical_rep + 1, run.reps.size());
+  size_t lines = 0;
+  for (size_t i = 0; i < exp.ops.size() && lines < kMaxWaitLines; ++i)
+    if (!run.waits[i].rule.empty() && exp.ops[i].device_work)
+      out += fmt::format("  {:<16} {:>9.3f} ms  {}\n", exp.ops[i].id, run.waits[i].start_ms,
+                         run.waits[i].text), ++lines;
+  if (lines == kMaxWaitLines) out += "  ... (every op's wait is in the JSON report)\n";
+  return out + critical_path_line(exp, run.critical_path);
+}
+
+// The timeline model's prediction: beside the measurement on the cuda backend (--predict), in
+// its place on the host backend.
+std::string prediction(const Experiment& exp, const RunRecord& run) {
+  if (!run.predicted) return "";
+  const PredictedRun& p = *run.predicted;
+  const RepetitionSample& rep = p.run.reps.front();
+  const bool measured = run.device_timing();
+  std::string out = fmt::format("\npredicted by the timeline model (profile: {})\n", p.profile);
+  for (const auto& note : p.notes) out += fmt::format("  note  {}\n", note);
+  out += measured ? fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>8}  {}\n", "op", "start ms",
+                                "device ms", "measured", "error", "why it started then (predicted)")
+                  : fmt::format("  {:<16} {:>10} {:>10}  {}\n", "op", "start ms", "device ms",
+                                "why it started then");
+  size_t lines = 0;
+  const double origin = std::isnan(rep.gate_open_ms) ? 0 : rep.gate_open_ms;
+  for (size_t i = 0; i < exp.ops.size() && lines < kMaxWaitLines; ++i) {
+    const OpSample& s = rep.ops[i];
+    if (!exp.ops[i].device_work || std::isnan(s.start_ms)) continue;
+    ++lines;
+    const std::string& why = p.run.waits[i].text;
+    if (measured)
+      out += fmt::format("  {:<16} {:>10.3f} {:>10.3f} {:>10} {:>8}  {}\n", exp.ops[i].id,
+                         s.start_ms - origin, s.device_ms(), ms(run.figures.ops[i].device.median),
+                         error_pct(s.device_ms(), run.figures.ops[i].device.median), why);
+    else
+      out += fmt::format("  {:<16} {:>10.3f} {:>10.3f}  {}\n", exp.ops[i].id, s.start_ms - origin,
+                         s.device_ms(), why);
+  }
+  if (lines == kMaxWaitLines) out += "  ... (every op is in the JSON report)\n";
+  out += fmt::format("  predicted span {:.3f} ms", rep.host_span_ms);
+  if (measured && run.figures.host_span.n)
+    out += fmt::format(", measured {:.3f} ms (error {})", run.figures.host_span.median,
+                       error_pct(rep.host_span_ms, run.figures.host_span.median));
+  out += "\n" + critical_path_line(exp, p.run.critical_path);
+  return out;
+}
+
 std::string format_console_report(const Experiment& exp, const RunRecord& run) {
   return header(exp, run) + op_table(exp, run, run.figures) + spans(run) + graphs(exp, run) +
-         concurrency(exp, run.figures) + checks(run) + expectations(run) + score(exp, run) + "\n" +
-         format_verdict(run);
+         concurrency(exp, run.figures) + measured_waits(exp, run) + prediction(exp, run) +
+         checks(run) + expectations(run) + score(exp, run) + "\n" + format_verdict(run);
 }
 
 }  // namespace streamlab

@@ -136,6 +136,10 @@ json expectations_json(const RunRecord& run) {
                    {"detail", e.detail},
                    {"values", values},
                    {"fraction", e.status == S::not_evaluated ? json(nullptr) : json(e.fraction)}});
+    if (!e.prediction.empty()) {
+      out.back()["prediction"] = e.prediction;
+      out.back()["prediction_detail"] = e.prediction_detail;
+    }
   }
   return out;
 }
@@ -160,6 +164,58 @@ json checks_json(const RunRecord& run) {
                    {"evaluated", c.evaluated},
                    {"detail", c.detail}});
   return out;
+}
+
+std::string op_id(const Experiment& exp, int op) { return op >= 0 ? exp.ops[op].id : ""; }
+
+// Why each op started when it did; only ops with a wait (stream-ordered ones).
+json waits_json(const Experiment& exp, const std::vector<OpWait>& waits) {
+  json out = json::array();
+  for (size_t i = 0; i < waits.size(); ++i) {
+    const OpWait& w = waits[i];
+    if (w.rule.empty()) continue;
+    out.push_back({{"op", exp.ops[i].id},
+                   {"rule", w.rule},
+                   {"held_by", w.op >= 0 ? json(op_id(exp, w.op)) : json(nullptr)},
+                   {"stream", w.stream >= 0 ? json(exp.streams[w.stream].name) : json(nullptr)},
+                   {"event", w.event >= 0 ? json(exp.events[w.event].name) : json(nullptr)},
+                   {"could_start_ms", number(w.could_ms)},
+                   {"started_ms", number(w.start_ms)},
+                   {"text", w.text}});
+  }
+  return out;
+}
+
+json path_json(const Experiment& exp, const std::vector<int>& path) {
+  json out = json::array();
+  for (int op : path) out.push_back(exp.ops[op].id);
+  return out;
+}
+
+// The timeline model's prediction: its profile, spans, per-op times and waits, critical path
+// and the expectations held against it.
+json predicted_json(const Experiment& exp, const PredictedRun& p) {
+  const RunRecord& r = p.run;
+  const RepetitionSample& rep = r.reps.front();
+  json ops = json::array();
+  for (size_t i = 0; i < exp.ops.size(); ++i) {
+    const OpSample& s = rep.ops[i];
+    ops.push_back({{"id", exp.ops[i].id},
+                   {"issue_ms", s.issue_ms},
+                   {"return_ms", s.return_ms},
+                   {"start_ms", number(s.start_ms)},
+                   {"end_ms", number(s.end_ms)},
+                   {"device_ms", number(s.device_ms())}});
+  }
+  return {{"profile", p.profile},
+          {"notes", p.notes},
+          {"complete", p.complete()},
+          {"span_ms", rep.host_span_ms},
+          {"device_span_ms", number(rep.device_span_ms)},
+          {"ops", ops},
+          {"waits", waits_json(exp, r.waits)},
+          {"critical_path", path_json(exp, r.critical_path)},
+          {"expectations", expectations_json(r)}};
 }
 
 }  // namespace
@@ -200,6 +256,9 @@ std::string format_json(const Experiment& exp, const RunRecord& run) {
       {"passed", run.verdict() == Verdict::incomplete ? json(nullptr)
                                                       : json(run.verdict() == Verdict::passed)},
   };
+  doc["waits"] = waits_json(exp, run.waits);
+  doc["critical_path"] = path_json(exp, run.critical_path);
+  doc["predicted"] = run.predicted ? predicted_json(exp, *run.predicted) : json(nullptr);
   return json_text(doc);
 }
 

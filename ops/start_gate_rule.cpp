@@ -1,0 +1,20 @@
+#include "ops/start_gate_rule.hpp"
+
+#include <algorithm>
+
+#include "ops/op_kind.hpp"
+
+namespace streamlab {
+
+size_t first_blocking_op(const Experiment& exp) {
+  for (size_t i = 0; i < exp.ops.size(); ++i)
+    if (exp.ops[i].kind->blocks_host(exp, exp.ops[i])) return i;
+  return exp.ops.size();
+}
+
+size_t gate_opens_before(const Experiment& exp) {
+  if (!exp.gate) return 0;
+  return std::min({first_blocking_op(exp), exp.ops.size(), kGateMaxHeld});
+}
+
+}  // namespace streamlab

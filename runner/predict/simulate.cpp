@@ -1,0 +1,396 @@
+#include "runner/predict/simulate.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+
+#include "ops/op_kind.hpp"
+#include "ops/start_gate_rule.hpp"
+#include "runner/predict/dependencies.hpp"
+
+namespace streamlab {
+namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+constexpr double kEps = 1e-9;  // ms: times closer than this are the same time
+
+using Resource = Work::Resource;
+
+// One stream-ordered op's device work while the simulation runs.
+struct Job {
+  int op = -1;
+  Work work;
+  int queue = 0;
+  int64_t priority = 0;          // lower runs first at block dispatch (CUDA's convention)
+  std::vector<int> deps;         // ops that must finish first
+  int queue_prev = -1;           // the op before it in its hardware queue
+  double arrive = kNever;        // when the device sees it
+  double eligible = kNever;      // when its dependencies allow it to start (latency included)
+  double start = NAN, end = NAN;
+  // Fluid work (copies, host functions, opaque): ms left at full speed.
+  double remaining = 0;
+  // Blocks (sm): not yet dispatched, resident now, and how long one takes at full speed.
+  int64_t undispatched = 0, resident = 0;
+  double block_ms = 0;
+  int64_t natural = 1;  // blocks resident when it runs alone
+  bool started() const { return !std::isnan(start); }
+  bool done() const { return !std::isnan(end); }
+};
+
+// Blocks of one job dispatched at the same moment: they finish together.
+struct Batch {
+  int job = -1;
+  int64_t blocks = 0;
+  double remaining = 0;  // ms at full speed
+};
+
+int connections_for(const Experiment& exp, const DeviceProfile& p, int asked) {
+  if (asked > 0) return asked;
+  for (const auto& [name, value] : exp.env)
+    if (name == "CUDA_DEVICE_MAX_CONNECTIONS") return std::max(1, std::atoi(value.c_str()));
+  return p.connections;
+}
+
+class Simulation {
+ public:
+  Simulation(const Experiment& exp, const DeviceProfile& p, const ModelOptions& o)
+      : exp_(exp), p_(p), o_(o), deps_(dependencies(exp)), jobs_of_(exp.ops.size(), -1) {
+    run_.ops.resize(exp.ops.size());
+    run_.connections = connections_for(exp, p, o.connections);
+    gate_before_ = o.gate ? gate_opens_before(exp) : 0;
+    make_jobs();
+  }
+
+  ModelRun run() {
+    double now = 0;
+    while (next_op_ < exp_.ops.size() || !all_done()) {
+      issue_due(now);
+      start_ready(now);
+      double next = next_time(now);
+      if (next == kNever) break;  // nothing can move: a wait that never ends (none in valid files)
+      advance(now, next);
+      now = next;
+      finish_due(now);
+      unblock_host(now);
+    }
+    double last = host_time_;
+    for (const Job& j : jobs_) last = std::max(last, j.done() ? j.end : last);
+    run_.end_ms = last + (o_.host_costs ? p_.wake_us / 1000 : 0);
+    return std::move(run_);
+  }
+
+ private:
+  // --- setting up -------------------------------------------------------------------------------
+  void make_jobs() {
+    std::vector<int> last_in_queue(static_cast<size_t>(run_.connections), -1);
+    for (size_t i = 0; i < exp_.ops.size(); ++i) {
+      if (!deps_[i].in_stream) continue;
+      const Op& op = exp_.ops[i];
+      Job j;
+      j.op = static_cast<int>(i);
+      j.work = op.kind->work(exp_, op, p_);
+      if (j.work.body) j.work.ms = graph_ms(j.work);
+      if (!j.work.unknown.empty()) run_.unknown.emplace_back(j.op, j.work.unknown);
+      j.queue = op.stream % run_.connections;
+      j.priority = exp_.streams[op.stream].priority.value_or(0);
+      for (const Dependency& d : deps_[i].device) j.deps.push_back(d.op);
+      j.queue_prev = last_in_queue[j.queue];
+      last_in_queue[j.queue] = j.op;
+      if (j.work.resource == Resource::sm) {
+        const int64_t slots = static_cast<int64_t>(p_.sms) * j.work.per_sm;
+        const int64_t waves = (j.work.blocks + slots - 1) / slots;
+        j.undispatched = j.work.blocks;
+        j.natural = std::min(j.work.blocks, slots);
+        j.block_ms = j.work.ms / static_cast<double>(waves);
+      }
+      j.remaining = j.work.ms;
+      jobs_of_[i] = static_cast<int>(jobs_.size());
+      jobs_.push_back(std::move(j));
+    }
+  }
+
+  // A graph's replays: its body simulated as issued all at once, each node costing the profile's
+  // per-node time in place of a launch's latency and least kernel time.
+  double graph_ms(const Work& w) const {
+    Experiment body = exp_;
+    body.ops = *w.body;
+    body.checks.clear();
+    body.expectations.clear();
+    DeviceProfile nodes = p_;
+    nodes.launch_latency_us = 0;
+    nodes.kernel_min_us = p_.graph_node_us;
+    ModelRun r = Simulation(body, nodes, {false, run_.connections, false}).run();
+    double first = kNever, last = 0;
+    for (const ModelOp& m : r.ops)
+      if (!std::isnan(m.start_ms)) first = std::min(first, m.start_ms), last = std::max(last, m.end_ms);
+    const double span = first == kNever ? 0 : last - first;
+    return p_.graph_launch_us / 1000 + static_cast<double>(w.replays) * span;
+  }
+
+  Job* job_of(int op) { return jobs_of_[op] >= 0 ? &jobs_[jobs_of_[op]] : nullptr; }
+  bool op_done(int op) {
+    Job* j = job_of(op);
+    return !j || j->done();
+  }
+  double op_end(int op) {
+    Job* j = job_of(op);
+    return j ? j->end : run_.ops[op].return_ms;
+  }
+  bool all_done() const {
+    return std::all_of(jobs_.begin(), jobs_.end(), [](const Job& j) { return j.done(); });
+  }
+
+  // --- the host ---------------------------------------------------------------------------------
+  void issue_due(double now) {
+    while (!blocked_ && next_op_ < exp_.ops.size() && host_time_ <= now + kEps) issue(next_op_++);
+  }
+
+  void issue(size_t i) {
+    const Op& op = exp_.ops[i];
+    ModelOp& m = run_.ops[i];
+    m.issue_ms = host_time_;
+    if (o_.host_costs)
+      host_time_ += static_cast<double>(op.kind->calls(exp_, op)) * p_.host_us_of(std::string(op.kind->name)) / 1000;
+    if (Job* j = job_of(static_cast<int>(i))) {
+      // With `times`, the first launch reaches the device after one call; the work's own time
+      // covers the rest (each launch no sooner than the host issues it).
+      double first_call = host_time_ - (o_.host_costs
+                                            ? static_cast<double>(op.kind->calls(exp_, op) - 1) *
+                                                  p_.host_us_of(std::string(op.kind->name)) / 1000
+                                            : 0);
+      j->arrive = i < gate_before_ ? kNever : first_call;
+    }
+    if (i + 1 == gate_before_) open_gate();
+    waits_ = deps_[i].host_waits;
+    if (Job* j = job_of(static_cast<int>(i)); j && j->work.host_staged) waits_.push_back(j->op);
+    blocked_ = true;
+    unblock_host(host_time_);
+    if (!blocked_) m.return_ms = host_time_;
+  }
+
+  void open_gate() {
+    run_.gate_open_ms = host_time_;
+    for (Job& j : jobs_)
+      if (static_cast<size_t>(j.op) < gate_before_) j.arrive = host_time_;
+  }
+
+  // The host returns from a blocking call once all it waits for is done, a wake-up later.
+  void unblock_host(double now) {
+    if (!blocked_) return;
+    double last = host_time_;
+    for (int w : waits_) {
+      if (!op_done(w)) return;
+      last = std::max(last, op_end(w));
+    }
+    blocked_ = false;
+    if (!waits_.empty() && o_.host_costs) last = std::max(last, now) + p_.wake_us / 1000;
+    host_time_ = std::max(host_time_, last);
+    run_.ops[next_op_ - 1].return_ms = host_time_;
+  }
+
+  // --- the device -------------------------------------------------------------------------------
+  void start_ready(double now) {
+    bool changed = true;
+    while (changed) {  // markers finish at once and may free what waits behind them
+      changed = false;
+      for (Job& j : jobs_) {
+        if (j.started()) continue;
+        if (std::isinf(j.eligible) && j.arrive != kNever && deps_done(j)) {
+          double after = j.arrive;
+          for (int d : j.deps) after = std::max(after, op_end(d));
+          const bool kernel_like = j.work.resource == Resource::sm;
+          j.eligible = after + (kernel_like && o_.host_costs ? p_.launch_latency_us / 1000 : 0);
+        }
+        if (j.eligible > now + kEps) continue;
+        if (j.queue_prev >= 0 && !job_of(j.queue_prev)->started()) continue;
+        changed |= try_start(j, now);
+      }
+      changed |= dispatch_blocks(now);
+    }
+  }
+
+  bool busy(Resource r) const {
+    return std::any_of(jobs_.begin(), jobs_.end(), [r](const Job& k) {
+      return k.started() && !k.done() && k.work.resource == r;
+    });
+  }
+
+  bool deps_done(const Job& j) {
+    return std::all_of(j.deps.begin(), j.deps.end(), [&](int d) { return op_done(d); });
+  }
+
+  bool try_start(Job& j, double now) {
+    switch (j.work.resource) {
+      case Resource::none:
+        j.start = j.end = now;
+        record(j);
+        return true;
+      case Resource::host:
+        if (host_thread_busy_) return false;
+        host_thread_busy_ = true;
+        break;
+      case Resource::sm:
+        return false;  // dispatch_blocks starts it
+      case Resource::copy_h2d:
+      case Resource::copy_d2h:
+        // One copy of a direction at a time, in the order they became ready (the H200 runs
+        // same-direction copies of different streams one after the other).
+        if (busy(j.work.resource)) return false;
+        break;
+      default:
+        break;
+    }
+    j.start = now;
+    if (j.remaining <= kEps) {
+      j.end = now;
+      if (j.work.resource == Resource::host) host_thread_busy_ = false;
+      record(j);
+    }
+    return true;
+  }
+
+  // Block dispatch: free SM share goes to the eligible kernels with blocks left, higher priority
+  // first, then in the order they became eligible; running blocks are never preempted.
+  bool dispatch_blocks(double now) {
+    std::vector<Job*> waiting;
+    for (Job& j : jobs_)
+      if (j.work.resource == Resource::sm && j.undispatched > 0 && j.eligible <= now + kEps &&
+          (j.queue_prev < 0 || job_of(j.queue_prev)->started() || j.started()))
+        waiting.push_back(&j);
+    // Priority orders the kernels already waiting when blocks free up; kernels that become ready
+    // at the same moment reach the block scheduler in issue order, and the first takes what is
+    // free (a GPU-filling kernel launched first holds the SMs until its first blocks end).
+    std::stable_sort(waiting.begin(), waiting.end(), [now](const Job* a, const Job* b) {
+      const bool a_new = a->eligible > now - kEps, b_new = b->eligible > now - kEps;
+      if (a_new != b_new) return b_new;
+      if (!a_new && a->priority != b->priority) return a->priority < b->priority;
+      if (a->eligible != b->eligible) return a->eligible < b->eligible;
+      return a->op < b->op;
+    });
+    bool any = false;
+    for (Job* j : waiting) {
+      double free = static_cast<double>(p_.sms) - sm_used_;
+      auto fit = static_cast<int64_t>(std::floor(free * j->work.per_sm + 1e-6));
+      const int64_t n = std::min(j->undispatched, fit);
+      if (n <= 0) continue;
+      batches_.push_back({static_cast<int>(j - jobs_.data()), n, j->block_ms});
+      j->undispatched -= n;
+      j->resident += n;
+      sm_used_ += static_cast<double>(n) / j->work.per_sm;
+      if (!j->started()) j->start = now;
+      any = true;
+    }
+    return any;
+  }
+
+  // Speeds: copies of a direction share its link (less when the other direction copies too);
+  // memory-bound work slows down together when its shares of the bandwidth add up past 1.
+  double memory_factor() const {
+    double demand = 0;
+    for (const Job& j : jobs_) {
+      if (!j.started() || j.done()) continue;
+      if (j.work.resource == Resource::sm)
+        demand += j.work.memory_share * static_cast<double>(j.resident) / static_cast<double>(j.natural);
+      else if (j.work.resource == Resource::copy_d2d)
+        demand += j.work.memory_share;
+    }
+    return demand > 1 ? 1 / demand : 1;
+  }
+
+  double speed(const Job& j, double memory) const {
+    auto active = [&](Resource r) {
+      int n = 0;
+      for (const Job& k : jobs_) n += k.started() && !k.done() && k.work.resource == r;
+      return n;
+    };
+    switch (j.work.resource) {
+      case Resource::copy_h2d:
+      case Resource::copy_d2h: {
+        const Resource other = j.work.resource == Resource::copy_h2d ? Resource::copy_d2h : Resource::copy_h2d;
+        return (active(other) ? p_.duplex_factor : 1.0) / std::max(1, active(j.work.resource));
+      }
+      case Resource::copy_d2d:
+      case Resource::sm:
+        return j.work.memory_share > 0 ? memory : 1.0;
+      default:
+        return 1.0;
+    }
+  }
+
+  double next_time(double now) const {
+    double next = kNever;
+    if (!blocked_ && next_op_ < exp_.ops.size()) next = std::max(host_time_, now);
+    for (const Job& j : jobs_)
+      if (!j.started() && j.eligible > now + kEps && j.eligible != kNever) next = std::min(next, j.eligible);
+    const double memory = memory_factor();
+    for (const Job& j : jobs_)
+      if (j.started() && !j.done() && j.work.resource != Resource::sm)
+        next = std::min(next, now + j.remaining / speed(j, memory));
+    for (const Batch& b : batches_)
+      next = std::min(next, now + b.remaining / speed(jobs_[b.job], memory));
+    return next;
+  }
+
+  void advance(double from, double to) {
+    const double dt = to - from;
+    if (dt <= 0) return;
+    const double memory = memory_factor();
+    std::vector<double> speeds(jobs_.size());
+    for (size_t i = 0; i < jobs_.size(); ++i)
+      if (jobs_[i].started() && !jobs_[i].done()) speeds[i] = speed(jobs_[i], memory);
+    for (size_t i = 0; i < jobs_.size(); ++i)
+      if (jobs_[i].started() && !jobs_[i].done() && jobs_[i].work.resource != Resource::sm)
+        jobs_[i].remaining -= dt * speeds[i];
+    for (Batch& b : batches_) b.remaining -= dt * speeds[b.job];
+  }
+
+  void finish_due(double now) {
+    for (auto it = batches_.begin(); it != batches_.end();) {
+      if (it->remaining > kEps) {
+        ++it;
+        continue;
+      }
+      Job& j = jobs_[it->job];
+      j.resident -= it->blocks;
+      sm_used_ -= static_cast<double>(it->blocks) / j.work.per_sm;
+      if (j.resident == 0 && j.undispatched == 0) j.end = now, record(j);
+      it = batches_.erase(it);
+    }
+    if (sm_used_ < 1e-9) sm_used_ = 0;
+    for (Job& j : jobs_)
+      if (j.started() && !j.done() && j.work.resource != Resource::sm && j.remaining <= kEps) {
+        j.end = now;
+        if (j.work.resource == Resource::host) host_thread_busy_ = false;
+        record(j);
+      }
+  }
+
+  void record(const Job& j) {
+    run_.ops[j.op].start_ms = j.start;
+    run_.ops[j.op].end_ms = j.end;
+  }
+
+  const Experiment& exp_;
+  const DeviceProfile& p_;
+  ModelOptions o_;
+  std::vector<OpDependencies> deps_;
+  std::vector<Job> jobs_;
+  std::vector<int> jobs_of_;  // op index -> index into jobs_ (-1: host-only op)
+  std::vector<Batch> batches_;
+  double sm_used_ = 0;  // SMs' worth of resident blocks
+  bool host_thread_busy_ = false;
+  size_t next_op_ = 0;
+  size_t gate_before_ = 0;  // ops before this index wait for the gate
+  double host_time_ = 0;
+  bool blocked_ = false;
+  std::vector<int> waits_;  // what the blocked host waits for
+  ModelRun run_;
+};
+
+}  // namespace
+
+ModelRun simulate(const Experiment& exp, const DeviceProfile& profile, const ModelOptions& options) {
+  return Simulation(exp, profile, options).run();
+}
+
+}  // namespace streamlab
