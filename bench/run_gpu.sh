@@ -34,7 +34,7 @@ if want predict; then
     python3 - "$logs/$name.json" "$name" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-m, p = d["spans"]["host"], d["predicted"]
+m, p = d["spans"]["host_ms"], d["predicted"]
 spread = (m["max"] - m["min"]) / m["median"] * 100 if m["median"] else 0
 err = (p["span_ms"] - m["median"]) / m["median"] * 100
 ops = {o["id"]: o for o in d["ops"]}

@@ -103,14 +103,14 @@ repeat: 7
 warmup: 2
 streams: {s: {}}
 buffers:
-  x: {type: float32, count: N, init: {value: 1}}
-  y: {type: float32, count: N, init: {value: 2}}
-  z: {type: float32, count: N}
-  a: {type: int32, shape: [T, T], init: {sequence: {start: 0}}}
-  b: {type: int32, shape: [T, T]}
-  li: {type: int32, count: L, init: {sequence: {start: 0}}}
-  lo: {type: int32, count: L}
-  partial: {type: float32, count: SM*8}
+  x: {type: float32, count: N, init: {value: 1}, memory: device}
+  y: {type: float32, count: N, init: {value: 2}, memory: device}
+  z: {type: float32, count: N, memory: device}
+  a: {type: int32, shape: [T, T], init: {sequence: {start: 0}}, memory: device}
+  b: {type: int32, shape: [T, T], memory: device}
+  li: {type: int32, count: L, init: {sequence: {start: 0}}, memory: device}
+  lo: {type: int32, count: L, memory: device}
+  partial: {type: float32, count: SM*8, memory: device}
 ops:
   - launch: {id: fill, kernel: fill, grid: [SM*8], block: [256], stream: s, args: {out: z, value: 3}}
   - launch: {id: vector_add, kernel: vector_add, grid: [SM*8], block: [256], stream: s, args: {a: x, b: y, out: z}}
@@ -133,15 +133,16 @@ repeat: 5
 warmup: 2
 streams: {s: {}}
 buffers:
-  a32: {type: float32, shape: [M, M], init: {value: 1}}
-  b32: {type: float32, shape: [M, M], init: {value: 1}}
-  c32: {type: float32, shape: [M, M]}
-  a16: {type: float16, shape: [M, M], init: {value: 1}}
-  b16: {type: float16, shape: [M, M], init: {value: 1}}
-  c16: {type: float16, shape: [M, M]}
+  a32: {type: float32, shape: [M, M], init: {value: 1}, memory: device}
+  b32: {type: float32, shape: [M, M], init: {value: 1}, memory: device}
+  c32: {type: float32, shape: [M, M], memory: device}
+  a16: {type: float16, shape: [M, M], init: {value: 1}, memory: device}
+  b16: {type: float16, shape: [M, M], init: {value: 1}, memory: device}
+  c16: {type: float16, shape: [M, M], memory: device}
+  ws: {type: uint8, count: 32*1024*1024, memory: device}
 ops:
-  - gemm: {id: float32, a: a32, b: b32, c: c32, stream: s}
-  - gemm: {id: float16, a: a16, b: b16, c: c16, stream: s}
+  - gemm: {id: float32, a: a32, b: b32, c: c32, stream: s, workspace: ws}
+  - gemm: {id: float16, a: a16, b: b16, c: c16, stream: s, workspace: ws}
   - deviceSynchronize: {}
 )";
 

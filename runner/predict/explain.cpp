@@ -186,6 +186,15 @@ class Explainer {
     return fmt::format("device start latency ({:.3f} ms)", late);
   }
 
+  // An op issued late (or just issued): the path goes on through the host, to what the last
+  // blocking call before it waited for.
+  int host_before(int op, int blocked) const {
+    if (blocked >= 0) return out_.waits[blocked].host_wait;
+    for (int j = op - 1; j >= 0; --j)
+      if (!deps_[j].host_waits.empty()) return out_.waits[j].host_wait;
+    return -1;
+  }
+
   // From the op that ends last, back through what held each op, to the start.
   void critical_path() {
     int cur = -1;
@@ -199,7 +208,7 @@ class Explainer {
       if (timed(cur)) path.push_back(cur);
       const OpWait& w = out_.waits[cur];
       int next = w.op;
-      if (w.rule == "issue" && next >= 0) next = out_.waits[next].host_wait;  // through the blocked host
+      if (w.rule == "issue") next = host_before(cur, next);
       cur = next;
     }
     std::reverse(path.begin(), path.end());

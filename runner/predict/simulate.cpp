@@ -257,13 +257,10 @@ class Simulation {
       if (j.work.resource == Resource::sm && j.undispatched > 0 && j.eligible <= now + kEps &&
           (j.queue_prev < 0 || job_of(j.queue_prev)->started() || j.started()))
         waiting.push_back(&j);
-    // Priority orders the kernels already waiting when blocks free up; kernels that become ready
-    // at the same moment reach the block scheduler in issue order, and the first takes what is
-    // free (a GPU-filling kernel launched first holds the SMs until its first blocks end).
-    std::stable_sort(waiting.begin(), waiting.end(), [now](const Job* a, const Job* b) {
-      const bool a_new = a->eligible > now - kEps, b_new = b->eligible > now - kEps;
-      if (a_new != b_new) return b_new;
-      if (!a_new && a->priority != b->priority) return a->priority < b->priority;
+    // Higher priority first, also between kernels released at the same moment (by the start
+    // gate: on the H200 the urgent kernel of C13 then starts at once), then by readiness.
+    std::stable_sort(waiting.begin(), waiting.end(), [](const Job* a, const Job* b) {
+      if (a->priority != b->priority) return a->priority < b->priority;
       if (a->eligible != b->eligible) return a->eligible < b->eligible;
       return a->op < b->op;
     });
