@@ -23,19 +23,25 @@ std::string quoted(std::string_view s) {
 std::string format_csv(const Experiment& exp, const RunRecord& run) {
   std::string out =
       "schema_version,repetition,op_index,op_id,kind,stream,line,issue_ms,return_ms,host_ms,"
-      "device_start_ms,device_end_ms,device_ms,answer\n";
-  for (size_t r = 0; r < run.reps.size(); ++r)
+      "device_start_ms,device_end_ms,device_ms,answer,source\n";
+  // The measured repetitions, then the timeline model's one (source "predicted", repetition 1).
+  std::vector<std::pair<const RepetitionSample*, std::string_view>> reps;
+  for (const RepetitionSample& rep : run.reps) reps.emplace_back(&rep, "measured");
+  if (run.predicted) reps.emplace_back(&run.predicted->run.reps.front(), "predicted");
+  for (size_t r = 0; r < reps.size(); ++r)
     for (size_t i = 0; i < exp.ops.size(); ++i) {
       const Op& op = exp.ops[i];
-      const OpSample& s = run.reps[r].ops[i];
+      const OpSample& s = reps[r].first->ops[i];
+      const size_t number = reps[r].second == "predicted" ? 1 : r + 1;
       std::string_view answer = s.answer < 0 ? ""
                                 : s.answer   ? "done"
                                              : "not-ready";  // queries only
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kResultsSchemaVersion,
-                         r + 1, i + 1, quoted(op.id), op.kind->name,
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", kResultsSchemaVersion,
+                         number, i + 1, quoted(op.id), op.kind->name,
                          op.stream >= 0 ? exp.streams[op.stream].name : "", op.loc.line,
                          field(s.issue_ms), field(s.return_ms), field(s.host_ms()),
-                         field(s.start_ms), field(s.end_ms), field(s.device_ms()), answer);
+                         field(s.start_ms), field(s.end_ms), field(s.device_ms()), answer,
+                         reps[r].second);
     }
   return out;
 }

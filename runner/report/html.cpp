@@ -44,15 +44,18 @@ Scale time_range(const RepetitionSample& rep) {
   return {lo, hi > lo ? hi : lo + 1};
 }
 
+// One op's bar; `why`: why it started then (on hover); `critical`: on the critical path (outlined).
 std::string bar(const Scale& sc, int lane, double start, double end, const Op& op,
-                const std::string& what) {
+                const std::string& what, const std::string& why = "", bool critical = false) {
   double x = sc.x(start), w = std::max(1.0, sc.x(end) - x), y = kTop + lane * kLane + 3;
   return fmt::format(
-      "<rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='{}' fill='{}' stroke='white'><title>{} "
+      "<rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='{}' fill='{}' stroke='{}' "
+      "stroke-width='{}'><title>{} "
       "({}): {:.3f} .. {:.3f} ms, "
-      "{:.3f} ms\n{}</title></rect>\n",
-      x, y, w, kLane - 6, color(op), escape(op.id), op.kind->name, start, end, end - start,
-      escape(what));
+      "{:.3f} ms\n{}{}</title></rect>\n",
+      x, y, w, kLane - 6, color(op), critical ? "#c00" : "white", critical ? 2.5 : 1,
+      escape(op.id), op.kind->name, start, end, end - start, escape(what),
+      why.empty() ? "" : "\nwhy it started then: " + escape(why) + (critical ? " (critical path)" : ""));
 }
 
 std::string axis(const Scale& sc, int lanes) {
@@ -66,10 +69,13 @@ std::string axis(const Scale& sc, int lanes) {
   return out + fmt::format("<text x='{}' y='{}' font-size='11'>ms</text>\n", kWidth - 30, y + 28);
 }
 
-std::string timeline(const Experiment& exp, const RunRecord& run) {
-  if (run.reps.empty()) return "";
-  const RepetitionSample& rep = run.reps[run.figures.typical_rep];
+// The SVG of one repetition: a lane per stream with ops, one for the host's calls; with waits,
+// each device bar says why it started then, and the critical path is outlined in red.
+std::string timeline_svg(const Experiment& exp, const RepetitionSample& rep,
+                         const std::vector<OpWait>& waits, const std::vector<int>& path) {
   Scale sc = time_range(rep);
+  std::vector<bool> critical(exp.ops.size());
+  for (int op : path) critical[op] = true;
   std::vector<int> lane_of(exp.streams.size(), -1);  // only streams that have ops get a lane
   int lanes = 0;
   std::string svg;
@@ -86,19 +92,46 @@ std::string timeline(const Experiment& exp, const RunRecord& run) {
     const Op& op = exp.ops[i];
     const OpSample& s = rep.ops[i];
     std::string what = op.kind->describe(exp, op);
-    if (!std::isnan(s.start_ms)) svg += bar(sc, lane_of[op.stream], s.start_ms, s.end_ms, op, what);
+    if (!std::isnan(s.start_ms))
+      svg += bar(sc, lane_of[op.stream], s.start_ms, s.end_ms, op, what,
+                 i < waits.size() ? waits[i].text : "", critical[i]);
     svg += bar(sc, lanes, s.issue_ms, s.return_ms, op, what);
   }
-  svg = fmt::format(
-            "<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' "
-            "font-family='sans-serif'>\n",
-            kWidth, kTop + (lanes + 1) * kLane + 36) +
-        svg + axis(sc, lanes + 1) + "</svg>\n";
   return fmt::format(
-      "<h2>Timeline of repetition {} (the median span)</h2>\n<p>Hover a bar for its times. Device "
-      "bars "
-      "from the {} timer; host bars are API calls.</p>\n{}",
-      rep.number, escape(run.timer), svg);
+             "<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' "
+             "font-family='sans-serif'>\n",
+             kWidth, kTop + (lanes + 1) * kLane + 36) +
+         svg + axis(sc, lanes + 1) + "</svg>\n";
+}
+
+std::string path_text(const Experiment& exp, const std::vector<int>& path) {
+  std::string out;
+  for (int op : path) out += (out.empty() ? "" : " &rarr; ") + escape(exp.ops[op].id);
+  return out.empty() ? "" : "<p>Critical path (outlined in red): " + out + "</p>\n";
+}
+
+std::string timeline(const Experiment& exp, const RunRecord& run) {
+  if (run.reps.empty() || !run.device_timing()) return "";
+  const RepetitionSample& rep = run.reps[run.figures.typical_rep];
+  std::string svg = timeline_svg(exp, rep, run.waits, run.critical_path);
+  return fmt::format(
+      "<h2>Timeline of repetition {} (the median span)</h2>\n<p>Hover a bar for its times and "
+      "why it started then. Device bars from the {} timer; host bars are API calls.</p>\n{}{}",
+      rep.number, escape(run.timer), path_text(exp, run.critical_path), svg);
+}
+
+// The timeline model's prediction, drawn as a measured repetition is and marked predicted.
+std::string predicted_timeline(const Experiment& exp, const RunRecord& run) {
+  if (!run.predicted) return "";
+  const PredictedRun& p = *run.predicted;
+  std::string notes;
+  for (const auto& n : p.notes) notes += "<li>" + escape(n) + "</li>";
+  return fmt::format(
+      "<h2>Predicted timeline (timeline model)</h2>\n<p>Predicted, not measured: profile {}. "
+      "Predicted span {:.3f} ms. Hover a bar for why it started then.</p>\n<ul>{}</ul>\n{}{}",
+      escape(p.profile), p.run.reps.front().host_span_ms, notes,
+      path_text(exp, p.run.critical_path),
+      timeline_svg(exp, p.run.reps.front(), p.run.waits, p.run.critical_path));
 }
 
 std::string op_rows(const Experiment& exp, const RunFigures& f) {
@@ -199,10 +232,11 @@ std::string format_html(const Experiment& exp, const RunRecord& run) {
       "charset='utf-8'><title>{0}</title><style>{1}</style></head><body>\n"
       "<h1>{0}</h1>\n<p>{2}</p>\n<ul><li>backend: {3} ({4})</li><li>{5} warm-up + {6} timed "
       "repetitions</li>"
-      "<li>timer: {7}</li>{8}</ul>\n{9}{10}{11}{12}{13}</body></html>\n",
+      "<li>timer: {7}</li>{8}</ul>\n{9}{14}{10}{11}{12}{13}</body></html>\n",
       escape(exp.name), kStyle, escape(exp.description), escape(run.backend), escape(run.device),
       run.warmup, run.reps.size(), escape(run.timer_description), notes, timeline(exp, run),
-      op_rows(exp, f), figure_rows(exp, run, f), verdicts(run), diagnostics(run));
+      op_rows(exp, f), figure_rows(exp, run, f), verdicts(run), diagnostics(run),
+      predicted_timeline(exp, run));
 }
 
 }  // namespace streamlab

@@ -16,6 +16,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr int kGpuPid = 1, kHostPid = 2, kHostTid = 1;
+constexpr int kPredictedPid = 3;  // the timeline model's prediction, a process of its own
 
 json track_name(int pid, int tid, const std::string& name) {
   return {
@@ -49,6 +50,26 @@ json track_names(const Experiment& exp, const RunRecord& run) {
   return events;
 }
 
+// The prediction after the measured repetitions: a process "predicted" with a track per stream,
+// each slice carrying why the op started then.
+void predicted_slices(const Experiment& exp, const PredictedRun& p, double offset, json& events) {
+  events.push_back(process_name(kPredictedPid, "predicted (timeline model): " + p.profile));
+  for (size_t s = 0; s < exp.streams.size(); ++s)
+    events.push_back(track_name(kPredictedPid, static_cast<int>(s) + 1,
+                                "predicted stream " + exp.streams[s].name));
+  const RepetitionSample& rep = p.run.reps.front();
+  for (size_t i = 0; i < exp.ops.size(); ++i) {
+    const OpSample& s = rep.ops[i];
+    if (std::isnan(s.start_ms)) continue;
+    json e = slice(kPredictedPid, exp.ops[i].stream + 1, exp.ops[i], exp.ops[i].kind->describe(exp, exp.ops[i]),
+                   offset + s.start_ms, offset + s.end_ms, 0);
+    e["args"] = {{"what", exp.ops[i].kind->describe(exp, exp.ops[i])},
+                 {"predicted", true},
+                 {"why", p.run.waits[i].text}};
+    events.push_back(e);
+  }
+}
+
 }  // namespace
 
 std::string format_trace(const Experiment& exp, const RunRecord& run) {
@@ -70,6 +91,7 @@ std::string format_trace(const Experiment& exp, const RunRecord& run) {
         std::max(rep.host_span_ms, std::isnan(rep.device_span_ms) ? 0.0 : rep.device_span_ms) +
         0.05;
   }
+  if (run.predicted) predicted_slices(exp, *run.predicted, offset, events);
   json doc = {{"traceEvents", events},
               {"displayTimeUnit", "ms"},
               {"otherData",
