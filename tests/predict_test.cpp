@@ -14,6 +14,7 @@
 #include "runner/predict/explain.hpp"
 #include "runner/predict/predict.hpp"
 #include "runner/predict/profile_io.hpp"
+#include "runner/predict/simulate.hpp"
 #include "tests/test_support.hpp"
 
 namespace streamlab {

@@ -19,7 +19,6 @@
 #include "runner/core/suggest.hpp"
 #include "runner/load/environment.hpp"
 #include "runner/load/rubric.hpp"
-#include "runner/predict/profile_io.hpp"
 #include "runner/report/autograder.hpp"
 #include "runner/report/files.hpp"
 
@@ -338,8 +337,7 @@ int cmd_grade(const RunArgs& args) {
   options.repeat = timed ? rubric.repeat : 1, options.warmup = timed ? rubric.warmup : 0;
   options.progress = progress_printer();
   options.where = &limit->progress;
-  if (!args.profile.empty()) read_profile(args.profile);
-  options.profile = args.profile;
+  options.profile = profile_option(args);
   limit->running_on(g.backends.back().get());
   last_words(*limit, outputs, report, zero_grade(rubric, sub, "", true));
 

@@ -25,7 +25,6 @@
 #include "runner/execute/execute.hpp"
 #include "runner/load/environment.hpp"
 #include "runner/load/load.hpp"
-#include "runner/predict/profile_io.hpp"
 #include "runner/report/autograder.hpp"
 #include "runner/report/console.hpp"
 #include "runner/report/files.hpp"
@@ -43,8 +42,7 @@ RunOptions run_options(const Experiment& exp, const RunArgs& args, const Backend
   o.warmup = args.warmup >= 0 ? args.warmup : (host ? 0 : exp.warmup);
   if (std::string too_many = repetitions_problem(exp, o.repeat, o.warmup); !too_many.empty())
     throw CommandLineError("--repeat / --warmup: " + too_many);
-  if (!args.profile.empty()) read_profile(args.profile);  // a bad profile is exit 2, before running
-  o.profile = args.profile;
+  o.profile = profile_option(args);
   o.predict = args.predict;
   o.gate = !args.no_gate;
   return o;

@@ -10,6 +10,7 @@
 #include "ops/user_kernel.hpp"
 #include "runner/core/errors.hpp"
 #include "runner/core/limits.hpp"
+#include "runner/predict/profile_io.hpp"
 
 namespace streamlab {
 
@@ -20,6 +21,11 @@ LoadOptions load_options(const std::vector<std::string>& sets) {
     options.overrides.emplace_back(s.substr(0, eq), s.substr(eq + 1));
   }
   return options;
+}
+
+std::shared_ptr<const DeviceProfile> profile_option(const RunArgs& args) {
+  if (args.profile.empty()) return nullptr;
+  return std::make_shared<const DeviceProfile>(read_profile(args.profile));
 }
 
 std::unique_ptr<Backend> choose_backend(const Experiment& exp, const RunArgs& args) {

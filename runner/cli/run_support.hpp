@@ -101,6 +101,10 @@ class TimeLimit {
 // --set NAME=EXPR, as load takes them.
 LoadOptions load_options(const std::vector<std::string>& sets);
 
+// --profile FILE, read once and before anything runs (a profile that is not valid is exit 2);
+// null without the option (the built-in profile of the device in use).
+std::shared_ptr<const DeviceProfile> profile_option(const RunArgs& args);
+
 // Chooses the backend; with `auto` and no device, says on stderr that it falls back to the host.
 std::unique_ptr<Backend> choose_backend(const Experiment& exp, const RunArgs& args);
 

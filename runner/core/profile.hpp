@@ -20,11 +20,11 @@ struct CopyPath {
 };
 
 // A built-in kernel's throughput at full occupancy, from its bytes (OpKind::bytes) and, for
-// kernels whose time grows with a work count (lcg's rounds), from that count.
+// kernels whose time grows with a work count (lcg's rounds), from that count. (What bounds its
+// occupancy, its registers per thread, is the kernel table's: KernelKind::regs.)
 struct KernelRate {
   double gbps = NAN;           // bytes per second / 1e9
-  double work_per_ns = NAN;    // work units (kernel-defined) per nanosecond; NaN: none
-  int regs_per_thread = 32;    // what limits its occupancy besides threads and shared memory
+  double work_per_ns = NAN;  // work units (kernel-defined) per nanosecond; NaN: none
 };
 
 inline constexpr int kProfileVersion = 1;
@@ -57,7 +57,11 @@ struct DeviceProfile {
   // and NCCL's bus bandwidth on one device.
   std::map<std::string, double> gemm_tflops, conv_tflops;
   double nccl_gbps = NAN;
-  double host_us_of(const std::string& kind) const;
+  // A call the profile has no cost for takes what one that reaches no driver lock does.
+  double host_us_of(const std::string& kind) const {
+    auto it = host_us.find(kind);
+    return it == host_us.end() ? 2.0 : it->second;
+  }
 };
 
 // The device work of one op, as the model sees it (OpKind::work). Everything is for the op

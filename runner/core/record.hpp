@@ -184,7 +184,7 @@ struct RunRecord {
   std::vector<int> critical_path;
   // The timeline model's prediction of the run (runner/predict/): always on the host backend, with
   // --predict on the cuda backend; null when not asked.
-  std::shared_ptr<const PredictedRun> predicted;
+  std::shared_ptr<PredictedRun> predicted;
   bool device_timing() const { return timer != "none"; }  // device intervals were measured
   bool checks_passed() const;
   bool expectations_held() const;  // none failed (not evaluated is not failed)

@@ -8,6 +8,7 @@
 #include "runner/check/score.hpp"
 #include "runner/predict/predict.hpp"
 #include "runner/predict/profile_io.hpp"
+#include "runner/predict/simulate.hpp"
 
 namespace streamlab {
 
@@ -65,8 +66,8 @@ void run_round(std::vector<Participant>& runs, std::vector<RunRecord>* records, 
 void model(const Experiment& exp, const RunOptions& options, const Backend& backend,
            RunRecord& record) {
   std::string note;
-  DeviceProfile profile = options.profile.empty() ? builtin_profile(backend.device_name(), &note)
-                                                  : read_profile(options.profile);
+  const DeviceProfile profile =
+      options.profile ? *options.profile : builtin_profile(backend.device_name(), &note);
   explain_measured(exp, record, connections_of(exp, profile));
   if (record.backend == "host" || options.predict)
     record.predicted =

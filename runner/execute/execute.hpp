@@ -1,10 +1,12 @@
 #pragma once
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "runner/check/expect.hpp"
+#include "runner/core/profile.hpp"
 #include "runner/core/record.hpp"
 #include "runner/execute/backend.hpp"
 
@@ -30,11 +32,11 @@ struct RunOptions {
   // `env:`), before the backend's own notes; and what `streamlab check` found in the experiment.
   std::vector<std::string> notes{};
   Findings findings{};
-  // The timeline model (runner/predict/): the device profile it predicts and explains with (a
-  // file; empty: the built-in one for the device in use), whether to predict on the cuda backend
-  // too (--predict; the host backend always does), and whether the run holds its streams behind
-  // the start gate (--no-gate: not).
-  std::string profile{};
+  // The timeline model (runner/predict/): the device profile it predicts and explains with (--profile,
+  // read once by the command line; null: the built-in one for the device in use), whether to
+  // predict on the cuda backend too (--predict; the host backend always does), and whether the
+  // run holds its streams behind the start gate (--no-gate: not).
+  std::shared_ptr<const DeviceProfile> profile{};
   bool predict = false;
   bool gate = true;
 };

@@ -1,7 +1,6 @@
 #include "runner/predict/predict.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -44,17 +43,10 @@ std::string profile_title(const DeviceProfile& p) {
 
 }  // namespace
 
-int connections_of(const Experiment& exp, const DeviceProfile& profile) {
-  for (const auto& [name, value] : exp.env)
-    if (name == "CUDA_DEVICE_MAX_CONNECTIONS") return std::max(1, std::atoi(value.c_str()));
-  return profile.connections;
-}
-
 std::shared_ptr<PredictedRun> predict(const Experiment& exp, const DeviceProfile& profile, bool gate,
                                       std::vector<std::string> notes) {
   ModelOptions options;
-  options.gate = gate && exp.gate;
-  options.connections = connections_of(exp, profile);
+  options.gate = gate;  // and the experiment's `gate:` (gate_opens_before)
   ModelRun m = simulate(exp, profile, options);
   auto out = std::make_shared<PredictedRun>();
   out->profile = profile_title(profile);
@@ -89,7 +81,7 @@ void explain_measured(const Experiment& exp, RunRecord& record, int connections)
 
 void judge_in_prediction(const Experiment& exp, RunRecord& record, const std::vector<PeerRun>& peers) {
   if (!record.predicted) return;
-  auto predicted = std::const_pointer_cast<PredictedRun>(record.predicted);
+  PredictedRun* predicted = record.predicted.get();
   predicted->run.expectations = evaluate_expectations(exp, predicted->run, peers);
   for (size_t i = 0; i < record.expectations.size() && i < exp.expectations.size(); ++i) {
     if (!exp.expectations[i].uses_time) continue;

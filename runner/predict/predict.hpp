@@ -25,8 +25,4 @@ void explain_measured(const Experiment& exp, RunRecord& record, int connections)
 // it is: on the host backend, not evaluated).
 void judge_in_prediction(const Experiment& exp, RunRecord& record, const std::vector<PeerRun>& peers);
 
-// The hardware queues the experiment runs with: its env's CUDA_DEVICE_MAX_CONNECTIONS, else the
-// profile's default.
-int connections_of(const Experiment& exp, const DeviceProfile& profile);
-
 }  // namespace streamlab

@@ -13,11 +13,6 @@ namespace streamlab {
 
 const std::vector<std::pair<std::string_view, std::string_view>>& builtin_profile_texts();
 
-double DeviceProfile::host_us_of(const std::string& kind) const {
-  auto it = host_us.find(kind);
-  return it == host_us.end() ? 2.0 : it->second;  // an API call that reaches no driver lock
-}
-
 namespace {
 
 using json = nlohmann::json;
@@ -110,8 +105,6 @@ DeviceProfile from_json(const json& j, const std::string& file) {
     KernelRate k;
     k.gbps = r.positive(v, "gbps", at);
     if (v.contains("work_per_ns")) k.work_per_ns = r.positive(v, "work_per_ns", at);
-    if (v.contains("regs_per_thread"))
-      k.regs_per_thread = static_cast<int>(r.positive(v, "regs_per_thread", at));
     p.kernels[name] = k;
   }
   p.gemm_tflops = r.rates("gemm_tflops");
@@ -142,7 +135,7 @@ DeviceProfile read_profile(const std::string& path) {
 std::string profile_json(const DeviceProfile& p) {
   json kernels = json::object();
   for (const auto& [name, k] : p.kernels) {
-    json e = {{"gbps", k.gbps}, {"regs_per_thread", k.regs_per_thread}};
+    json e = {{"gbps", k.gbps}};
     if (std::isfinite(k.work_per_ns)) e["work_per_ns"] = k.work_per_ns;
     kernels[name] = e;
   }
@@ -194,13 +187,6 @@ DeviceProfile builtin_profile(const std::string& device, std::string* note) {
                               "`streamlab calibrate` on it for its own)",
                               device, p.device);
   return p;
-}
-
-std::vector<std::string> builtin_profile_devices() {
-  std::vector<std::string> out;
-  for (const auto& [name, text] : builtin_profile_texts())
-    out.push_back(parse_profile(text, std::string(name)).device);
-  return out;
 }
 
 }  // namespace streamlab

@@ -17,6 +17,5 @@ std::string profile_json(const DeviceProfile& p);
 // The built-in profile for `device` (a CUDA device name); with no match (or no device: empty),
 // the first built-in one, and `note` says so.
 DeviceProfile builtin_profile(const std::string& device, std::string* note);
-std::vector<std::string> builtin_profile_devices();
 
 }  // namespace streamlab

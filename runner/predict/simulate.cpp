@@ -44,26 +44,26 @@ struct Batch {
   double remaining = 0;  // ms at full speed
 };
 
-int connections_for(const Experiment& exp, const DeviceProfile& p, int asked) {
-  if (asked > 0) return asked;
-  for (const auto& [name, value] : exp.env)
-    if (name == "CUDA_DEVICE_MAX_CONNECTIONS") return std::max(1, std::atoi(value.c_str()));
-  return p.connections;
-}
+// What the device is busy with during one step of the simulation: the copies of each direction
+// and how much of the memory bandwidth the running work asks for.
+struct Load {
+  int h2d = 0, d2h = 0;
+  double memory = 1;  // the speed memory-bound work runs at (1: unhindered)
+};
 
 class Simulation {
  public:
   Simulation(const Experiment& exp, const DeviceProfile& p, const ModelOptions& o)
       : exp_(exp), p_(p), o_(o), deps_(dependencies(exp)), jobs_of_(exp.ops.size(), -1) {
     run_.ops.resize(exp.ops.size());
-    run_.connections = connections_for(exp, p, o.connections);
+    run_.connections = o.connections > 0 ? o.connections : connections_of(exp, p);
     gate_before_ = o.gate ? gate_opens_before(exp) : 0;
     make_jobs();
   }
 
   ModelRun run() {
     double now = 0;
-    while (next_op_ < exp_.ops.size() || !all_done()) {
+    while (next_op_ < exp_.ops.size() || !live_.empty()) {
       issue_due(now);
       start_ready(now);
       double next = next_time(now);
@@ -136,8 +136,10 @@ class Simulation {
     Job* j = job_of(op);
     return j ? j->end : run_.ops[op].return_ms;
   }
-  bool all_done() const {
-    return std::all_of(jobs_.begin(), jobs_.end(), [](const Job& j) { return j.done(); });
+  // Each step looks only at the jobs issued and not done: a long op list costs its window in
+  // flight, not its length.
+  void prune() {
+    std::erase_if(live_, [&](int k) { return jobs_[k].done(); });
   }
 
   // --- the host ---------------------------------------------------------------------------------
@@ -149,23 +151,19 @@ class Simulation {
     const Op& op = exp_.ops[i];
     ModelOp& m = run_.ops[i];
     m.issue_ms = host_time_;
-    if (o_.host_costs)
-      host_time_ += static_cast<double>(op.kind->calls(exp_, op)) * p_.host_us_of(std::string(op.kind->name)) / 1000;
+    const double per_call = o_.host_costs ? p_.host_us_of(std::string(op.kind->name)) / 1000 : 0;
+    host_time_ += static_cast<double>(op.kind->calls(exp_, op)) * per_call;
+    // With `times`, the first launch reaches the device after one call; the work's own time
+    // covers the rest (each launch no sooner than the host issues it).
     if (Job* j = job_of(static_cast<int>(i))) {
-      // With `times`, the first launch reaches the device after one call; the work's own time
-      // covers the rest (each launch no sooner than the host issues it).
-      double first_call = host_time_ - (o_.host_costs
-                                            ? static_cast<double>(op.kind->calls(exp_, op) - 1) *
-                                                  p_.host_us_of(std::string(op.kind->name)) / 1000
-                                            : 0);
-      j->arrive = i < gate_before_ ? kNever : first_call;
+      j->arrive = i < gate_before_ ? kNever : m.issue_ms + per_call;
+      live_.push_back(jobs_of_[i]);
     }
     if (i + 1 == gate_before_) open_gate();
     waits_ = deps_[i].host_waits;
     if (Job* j = job_of(static_cast<int>(i)); j && j->work.host_staged) waits_.push_back(j->op);
     blocked_ = true;
-    unblock_host(host_time_);
-    if (!blocked_) m.return_ms = host_time_;
+    unblock_host(host_time_);  // returns at once when nothing it waits for is left
   }
 
   void open_gate() {
@@ -193,7 +191,8 @@ class Simulation {
     bool changed = true;
     while (changed) {  // markers finish at once and may free what waits behind them
       changed = false;
-      for (Job& j : jobs_) {
+      for (int k : live_) {
+        Job& j = jobs_[k];
         if (j.started()) continue;
         if (std::isinf(j.eligible) && j.arrive != kNever && deps_done(j)) {
           double after = j.arrive;
@@ -207,11 +206,12 @@ class Simulation {
       }
       changed |= dispatch_blocks(now);
     }
+    prune();
   }
 
   bool busy(Resource r) const {
-    return std::any_of(jobs_.begin(), jobs_.end(), [r](const Job& k) {
-      return k.started() && !k.done() && k.work.resource == r;
+    return std::any_of(live_.begin(), live_.end(), [&](int k) {
+      return jobs_[k].started() && !jobs_[k].done() && jobs_[k].work.resource == r;
     });
   }
 
@@ -253,8 +253,8 @@ class Simulation {
   // first, then in the order they became eligible; running blocks are never preempted.
   bool dispatch_blocks(double now) {
     std::vector<Job*> waiting;
-    for (Job& j : jobs_)
-      if (j.work.resource == Resource::sm && j.undispatched > 0 && j.eligible <= now + kEps &&
+    for (int k : live_)
+      if (Job& j = jobs_[k]; j.work.resource == Resource::sm && j.undispatched > 0 && j.eligible <= now + kEps &&
           (j.queue_prev < 0 || job_of(j.queue_prev)->started() || j.started()))
         waiting.push_back(&j);
     // Higher priority first, also between kernels released at the same moment (by the start
@@ -280,35 +280,34 @@ class Simulation {
     return any;
   }
 
-  // Speeds: copies of a direction share its link (less when the other direction copies too);
+  // Copies of a direction run one at a time, slower while the other direction copies too;
   // memory-bound work slows down together when its shares of the bandwidth add up past 1.
-  double memory_factor() const {
+  Load load() const {
+    Load l;
     double demand = 0;
-    for (const Job& j : jobs_) {
+    for (int k : live_) {
+      const Job& j = jobs_[k];
       if (!j.started() || j.done()) continue;
+      l.h2d += j.work.resource == Resource::copy_h2d;
+      l.d2h += j.work.resource == Resource::copy_d2h;
       if (j.work.resource == Resource::sm)
         demand += j.work.memory_share * static_cast<double>(j.resident) / static_cast<double>(j.natural);
       else if (j.work.resource == Resource::copy_d2d)
         demand += j.work.memory_share;
     }
-    return demand > 1 ? 1 / demand : 1;
+    l.memory = demand > 1 ? 1 / demand : 1;
+    return l;
   }
 
-  double speed(const Job& j, double memory) const {
-    auto active = [&](Resource r) {
-      int n = 0;
-      for (const Job& k : jobs_) n += k.started() && !k.done() && k.work.resource == r;
-      return n;
-    };
+  double speed(const Job& j, const Load& l) const {
     switch (j.work.resource) {
       case Resource::copy_h2d:
-      case Resource::copy_d2h: {
-        const Resource other = j.work.resource == Resource::copy_h2d ? Resource::copy_d2h : Resource::copy_h2d;
-        return (active(other) ? p_.duplex_factor : 1.0) / std::max(1, active(j.work.resource));
-      }
+        return l.d2h ? p_.duplex_factor : 1.0;
+      case Resource::copy_d2h:
+        return l.h2d ? p_.duplex_factor : 1.0;
       case Resource::copy_d2d:
       case Resource::sm:
-        return j.work.memory_share > 0 ? memory : 1.0;
+        return j.work.memory_share > 0 ? l.memory : 1.0;
       default:
         return 1.0;
     }
@@ -317,28 +316,29 @@ class Simulation {
   double next_time(double now) const {
     double next = kNever;
     if (!blocked_ && next_op_ < exp_.ops.size()) next = std::max(host_time_, now);
-    for (const Job& j : jobs_)
+    const Load l = load();
+    for (int k : live_) {
+      const Job& j = jobs_[k];
       if (!j.started() && j.eligible > now + kEps && j.eligible != kNever) next = std::min(next, j.eligible);
-    const double memory = memory_factor();
-    for (const Job& j : jobs_)
       if (j.started() && !j.done() && j.work.resource != Resource::sm)
-        next = std::min(next, now + j.remaining / speed(j, memory));
-    for (const Batch& b : batches_)
-      next = std::min(next, now + b.remaining / speed(jobs_[b.job], memory));
+        next = std::min(next, now + j.remaining / speed(j, l));
+    }
+    for (const Batch& b : batches_) next = std::min(next, now + b.remaining / speed(jobs_[b.job], l));
     return next;
   }
 
   void advance(double from, double to) {
     const double dt = to - from;
     if (dt <= 0) return;
-    const double memory = memory_factor();
-    std::vector<double> speeds(jobs_.size());
-    for (size_t i = 0; i < jobs_.size(); ++i)
-      if (jobs_[i].started() && !jobs_[i].done()) speeds[i] = speed(jobs_[i], memory);
-    for (size_t i = 0; i < jobs_.size(); ++i)
-      if (jobs_[i].started() && !jobs_[i].done() && jobs_[i].work.resource != Resource::sm)
-        jobs_[i].remaining -= dt * speeds[i];
-    for (Batch& b : batches_) b.remaining -= dt * speeds[b.job];
+    const Load l = load();
+    // Speeds first: they depend on what runs, which this step does not change.
+    for (const Batch& b : batches_) speed_of_batch_.push_back(speed(jobs_[b.job], l));
+    for (int k : live_) {
+      Job& j = jobs_[k];
+      if (j.started() && !j.done() && j.work.resource != Resource::sm) j.remaining -= dt * speed(j, l);
+    }
+    for (size_t b = 0; b < batches_.size(); ++b) batches_[b].remaining -= dt * speed_of_batch_[b];
+    speed_of_batch_.clear();
   }
 
   void finish_due(double now) {
@@ -354,12 +354,13 @@ class Simulation {
       it = batches_.erase(it);
     }
     if (sm_used_ < 1e-9) sm_used_ = 0;
-    for (Job& j : jobs_)
-      if (j.started() && !j.done() && j.work.resource != Resource::sm && j.remaining <= kEps) {
+    for (int k : live_)
+      if (Job& j = jobs_[k]; j.started() && !j.done() && j.work.resource != Resource::sm && j.remaining <= kEps) {
         j.end = now;
         if (j.work.resource == Resource::host) host_thread_busy_ = false;
         record(j);
       }
+    prune();
   }
 
   void record(const Job& j) {
@@ -374,6 +375,8 @@ class Simulation {
   std::vector<Job> jobs_;
   std::vector<int> jobs_of_;  // op index -> index into jobs_ (-1: host-only op)
   std::vector<Batch> batches_;
+  std::vector<int> live_;               // jobs issued and not done, in issue order
+  std::vector<double> speed_of_batch_;  // advance()'s scratch
   double sm_used_ = 0;  // SMs' worth of resident blocks
   bool host_thread_busy_ = false;
   size_t next_op_ = 0;
@@ -385,6 +388,12 @@ class Simulation {
 };
 
 }  // namespace
+
+int connections_of(const Experiment& exp, const DeviceProfile& profile) {
+  for (const auto& [name, value] : exp.env)
+    if (name == "CUDA_DEVICE_MAX_CONNECTIONS") return std::max(1, std::atoi(value.c_str()));
+  return profile.connections;
+}
 
 ModelRun simulate(const Experiment& exp, const DeviceProfile& profile, const ModelOptions& options) {
   return Simulation(exp, profile, options).run();

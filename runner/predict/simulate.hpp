@@ -16,7 +16,7 @@ namespace streamlab {
 
 struct ModelOptions {
   bool gate = true;      // the start gate holds the streams while the repetition is issued
-  int connections = 0;   // hardware queues; 0: the experiment's env, else the profile's
+  int connections = 0;   // hardware queues; 0: connections_of(exp, profile)
   bool host_costs = true;  // false for a graph's body: its launch issues every node at once
 };
 
@@ -36,5 +36,9 @@ struct ModelRun {
 };
 
 ModelRun simulate(const Experiment& exp, const DeviceProfile& profile, const ModelOptions& options);
+
+// The hardware queues the experiment runs with: its env's CUDA_DEVICE_MAX_CONNECTIONS, else the
+// profile's default.
+int connections_of(const Experiment& exp, const DeviceProfile& profile);
 
 }  // namespace streamlab
