@@ -129,12 +129,26 @@ results_validator = jsonschema.Draft202012Validator(json.loads((root / "schemas/
 jsonschema.Draft202012Validator.check_schema(results_validator.schema)
 results = [("tests/golden/reports.json", json.loads((root / "tests/golden/reports.json").read_text()))]
 autograder_outputs = []  # (experiment, its --json, {gradescope, junit, tap: text})
+sweeps = []  # (experiment, its sweep --json)
 with tempfile.TemporaryDirectory() as tmp:
     for path in experiments:
         out, trace = pathlib.Path(tmp) / "r.json", pathlib.Path(tmp) / "t.json"
         grades = {kind: pathlib.Path(tmp) / f"grade.{kind}" for kind in ("gradescope", "junit", "tap")}
-        shrink = ["--set", "N=64"] if "N" in (yaml.safe_load(path.read_text()).get("params") or {}) else []
-        run = subprocess.run([binary, "run", str(path), "--backend", "host", *shrink, "--repeat", "2",
+        document = yaml.safe_load(path.read_text())
+        shrink = ["--set", "N=64"] if "N" in (document.get("params") or {}) else []
+        # A sweep runs whole as a sweep (its own schema), then at its first point as one run with
+        # every report (a trace or an autograder file reports one run, so a sweep refuses them).
+        pin = []
+        if "sweep" in document:
+            run = subprocess.run([binary, "run", str(path), "--backend", "host", *shrink, "--repeat", "2",
+                                  "--json", str(out)], capture_output=True, text=True)
+            if run.returncode not in (0, 1, 4):
+                failures.append(f"{path}: streamlab run (sweep) exited {run.returncode}: {run.stderr.strip()}")
+            else:
+                sweeps.append((path, json.loads(out.read_text())))
+            for name, values in document["sweep"]["params"].items():
+                pin += ["--set", f"{name}={values[0]}"]
+        run = subprocess.run([binary, "run", str(path), "--backend", "host", *shrink, *pin, "--repeat", "2",
                               "--json", str(out), "--trace", str(trace),
                               *[a for kind, f in grades.items() for a in (f"--{kind}", str(f))]],
                              capture_output=True, text=True)
@@ -154,6 +168,31 @@ for name, document in results:
     errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in results_validator.iter_errors(document)]
     if errors:
         failures.append(f"{name}: rejected by the results schema: {errors[0]}")
+
+# A sweep's --json: its schema (each point's results by the results schema inside), one point per
+# combination of the axes' values, each point's params those of its results.
+sweep_schema = json.loads((root / "schemas/sweep.schema.json").read_text())
+jsonschema.Draft202012Validator.check_schema(sweep_schema)
+import warnings
+warnings.filterwarnings("ignore", category=DeprecationWarning)  # RefResolver: all Debian 12's jsonschema has
+sweep_validator = jsonschema.Draft202012Validator(sweep_schema, resolver=jsonschema.RefResolver.from_schema(
+    sweep_schema, store={results_validator.schema["$id"]: results_validator.schema}))
+if not sweeps:
+    failures.append("no experiment under experiments/ has a sweep: section")
+for path, document in sweeps:
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in sweep_validator.iter_errors(document)]
+    for i, point in enumerate(document.get("points", [])):
+        errors += [f"points/{i}/results/{'/'.join(map(str, e.absolute_path))}: {e.message}"
+                   for e in results_validator.iter_errors(point.get("results"))]
+        if any(point["results"]["provenance"]["experiment"]["params"].get(k) != v for k, v in point["params"].items()):
+            errors.append(f"points/{i}: params {point['params']} are not those its results ran with")
+    count = 1
+    for axis in document.get("axes", []):
+        count *= len(axis["values"])
+    if len(document.get("points", [])) != count:
+        errors.append(f"{len(document.get('points', []))} points for axes of {count} combinations")
+    if errors:
+        failures.append(f"sweep --json of {path}: {errors[0]}")
 
 # grade: the lab's rubric against its own schema; each lab submission graded on the host backend,
 # its --json against the grade schema (with the results schema inside) and its --gradescope,

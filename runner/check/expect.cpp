@@ -372,6 +372,13 @@ std::vector<ExpectationResult> evaluate_expectations(const Experiment& exp, cons
   return out;
 }
 
+double measure_value(const Experiment& exp, const RunRecord& run, const ExpectNode& measure) {
+  const std::vector<PeerRun> no_peers;
+  ExpectContext ctx{exp, run, run.figures, no_peers};
+  ExpectationResult r;
+  return evaluate_node(measure, ctx, r);
+}
+
 std::vector<FunctionDoc> expectation_functions() {
   std::vector<FunctionDoc> out;
   for (const auto& f : kFunctions) {

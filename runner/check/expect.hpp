@@ -58,6 +58,18 @@ ExpectationResult judge_diagnostics(const Expectation& e, const Findings& findin
 std::shared_ptr<const ExpectNode> parse_peer_measure(const Experiment& peer, const Expectation& e,
                                                      std::string* error);
 
+// A measure (a number, not a condition) read from YAML, for a sweep's `plot:`; null, with the
+// problem reported at its column, when it does not parse.
+std::shared_ptr<const ExpectNode> load_measure(LoadContext& ctx, const YAML::Node& node,
+                                               std::string_view what);
+// The same from text (the command line's --plot); null with the problem in `error`.
+std::shared_ptr<const ExpectNode> parse_measure(const Experiment& exp, std::string_view text,
+                                                std::string* error);
+// A measure's value on a run; NaN where something it needs was not measured.
+double measure_value(const Experiment& exp, const RunRecord& run, const ExpectNode& measure);
+// Whether a measure needs GPU times (the host backend has none; its prediction does).
+bool measure_uses_time(const ExpectNode& measure);
+
 struct FunctionDoc {
   std::string signature;
   std::string_view unit, meaning;

@@ -26,6 +26,7 @@ using NodePtr = std::shared_ptr<ExpectNode>;
 struct ParseFailure {
   size_t offset;
   std::string message;
+  std::string unknown_param = {};  // set when the problem is a param the expression names
 };
 
 class Parser {
@@ -132,7 +133,7 @@ class Parser {
     skip_space();
     if (pos_ < text_.size() && text_[pos_] == '(') return parse_call(name, begin);
     auto param = params_.find(name);
-    if (param == params_.end()) fail(begin, unknown_param(name));
+    if (param == params_.end()) throw ParseFailure{begin, unknown_param(name), name};
     NodePtr n = make(ExpectNode::Kind::number, "", {}, begin, false);
     n->value = static_cast<double>(param->second);
     return n;
@@ -279,7 +280,7 @@ class Parser {
     size_t close = text_.find(']', pos_);
     if (close == std::string_view::npos) fail(pos_, "expected ']' after the index");
     auto v = evaluate(text_.substr(pos_ + 1, close - pos_ - 1), params_);
-    if (auto* e = std::get_if<ExprError>(&v)) fail(pos_ + 1 + e->offset, e->message);
+    if (auto* e = std::get_if<ExprError>(&v)) throw ParseFailure{pos_ + 1 + e->offset, e->message, e->unknown_name};
     pos_ = close + 1;
     return fmt::format("[{}]", std::get<int64_t>(v));
   }
@@ -361,6 +362,7 @@ NodePtr parse_at(LoadContext& ctx, const YAML::Node& node, std::string_view what
   try {
     return Parser(*text, ctx.exp, ctx.params, op_of).run(boolean);
   } catch (const ParseFailure& f) {
+    if (ctx.broken_params.contains(f.unknown_param)) return nullptr;  // its problem was reported
     SourceLoc at = ctx.loc(node);
     at.col += static_cast<int>(f.offset) +
               (node.Tag() == "!" ? 1 : 0);  // quoted: text starts after the quote
@@ -460,20 +462,49 @@ void load_expectations(LoadContext& ctx, const YAML::Node& node) {
   });
 }
 
-std::shared_ptr<const ExpectNode> parse_peer_measure(const Experiment& peer, const Expectation& e,
-                                                     std::string* error) {
-  const std::string& text = e.text;
+namespace {
+
+std::shared_ptr<const ExpectNode> parse_with(const Experiment& exp, std::string_view text,
+                                             const std::vector<std::pair<std::string, int64_t>>& extra,
+                                             std::string* error) {
   ParamScope params;
-  for (const auto& [name, value] : peer.params) params[name] = value;
-  for (const auto& [name, value] : e.loop_values) params[name] = value;
+  for (const auto& [name, value] : exp.params) params[name] = value;
+  for (const auto& [name, value] : extra) params[name] = value;
   std::unordered_map<std::string, int> op_of;
-  for (size_t i = 0; i < peer.ops.size(); ++i) op_of.emplace(peer.ops[i].id, static_cast<int>(i));
+  for (size_t i = 0; i < exp.ops.size(); ++i) op_of.emplace(exp.ops[i].id, static_cast<int>(i));
   try {
-    return Parser(text, peer, params, op_of).run(false);
+    return Parser(text, exp, params, op_of).run(false);
   } catch (const ParseFailure& f) {
     *error = fmt::format("column {}: {}", f.offset + 1, f.message);
     return nullptr;
   }
 }
+
+}  // namespace
+
+std::shared_ptr<const ExpectNode> parse_peer_measure(const Experiment& peer, const Expectation& e,
+                                                     std::string* error) {
+  return parse_with(peer, e.text, e.loop_values, error);
+}
+
+std::shared_ptr<const ExpectNode> parse_measure(const Experiment& exp, std::string_view text,
+                                                std::string* error) {
+  if (text.size() > limits::kExpectationChars) {
+    *error = fmt::format("{} characters; an expression has at most {}", text.size(),
+                         limits::kExpectationChars);
+    return nullptr;
+  }
+  return parse_with(exp, text, {}, error);
+}
+
+std::shared_ptr<const ExpectNode> load_measure(LoadContext& ctx, const YAML::Node& node,
+                                               std::string_view what) {
+  std::unordered_map<std::string, int> op_of;
+  for (size_t i = 0; i < ctx.exp.ops.size(); ++i)
+    op_of.emplace(ctx.exp.ops[i].id, static_cast<int>(i));
+  return parse_at(ctx, node, what, false, op_of);
+}
+
+bool measure_uses_time(const ExpectNode& measure) { return uses_time(measure); }
 
 }  // namespace streamlab

@@ -124,6 +124,20 @@ void add_run_options(CLI::App* run, RunArgs& args) {
   run->add_option("--html", args.html,
                   "Write a self-contained HTML report with an SVG timeline; - for stdout")
       ->type_name("FILE");
+  run->add_option("--sweep", args.sweeps,
+                  "Run once per value of a param: NAME=V1,V2,... (integer expressions); repeated, "
+                  "the product of the values; in place of the experiment's `sweep:`")
+      ->type_name("NAME=V1,V2,...")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  run->add_option("--plot", args.plots,
+                  "With a sweep: a measure to tabulate and plot against the swept params beside the "
+                  "span, e.g. 'duration(k[0])' (repeatable; in place of the sweep's `plot:`)")
+      ->type_name("MEASURE")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   add_autograder_options(run, args);
 }
 
@@ -147,6 +161,7 @@ int run_cli(int argc, char** argv) {
   app.set_version_flag("--version", std::string("streamlab ") + STREAMLAB_VERSION);
   app.require_subcommand(1);
   RunArgs args;
+  args.command_line.assign(argv, argv + argc);
   auto* run = app.add_subcommand(
       "run", "Load, run (warm-up + timed repetitions), check and report an experiment");
   run->add_option("experiment", args.file, "Experiment YAML file")->required();

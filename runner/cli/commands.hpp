@@ -28,6 +28,9 @@ struct RunArgs {
   std::string profile;        // --profile: the device profile the timeline model uses
   bool predict = false;       // run --predict: the model's prediction beside the measurement
   std::string output;         // calibrate --output
+  std::vector<std::string> sweeps;  // run --sweep NAME=V1,V2,...
+  std::vector<std::string> plots;   // run --plot MEASURE
+  std::vector<std::string> command_line;  // argv, for the results' provenance
 };
 
 // run: load, analyze, run, check, report (run_command.cpp).

@@ -19,9 +19,12 @@
 #include "runner/cli/commands.hpp"
 #include "runner/cli/locate_fault.hpp"
 #include "runner/cli/run_support.hpp"
+#include "runner/cli/sweep_command.hpp"
 #include "runner/cli/watchdog.hpp"
 #include "runner/core/diagnostics.hpp"
 #include "runner/core/limits.hpp"
+#include "runner/core/sha256.hpp"
+#include "runner/core/version.hpp"
 #include "runner/execute/execute.hpp"
 #include "runner/load/environment.hpp"
 #include "runner/load/load.hpp"
@@ -120,6 +123,16 @@ Findings refuse_on_findings(const Experiment& exp, const RunArgs& args) {
       {});
 }
 
+// What the backend did not say of where the run came from (it gave the device's facts).
+void record_provenance(const Experiment& exp, const RunArgs& args, Provenance& p) {
+  p.date = utc_now();
+  p.command_line = args.command_line;
+  p.version = STREAMLAB_VERSION;
+  p.commit = build_commit();
+  p.host = host_facts();
+  p.experiment_sha256 = sha256_hex(exp.source);
+}
+
 RunRecord run_with(const Experiment& exp, const RunArgs& args, Findings findings,
                    TimeLimit& limit) {
   auto backend = choose_backend(exp, args);
@@ -136,6 +149,7 @@ RunRecord run_with(const Experiment& exp, const RunArgs& args, Findings findings
   try {
     RunRecord record = run_experiment(exp, *backend, options);
     limit.running_on(nullptr);
+    record_provenance(exp, args, record.provenance);
     return record;
   } catch (const std::exception& e) {  // before `backend` is destroyed, which waits for the device
     limit.running_on(nullptr);
@@ -182,18 +196,11 @@ RunError explain_fault(const Experiment& exp, const RunArgs& args, const DeviceF
 
 }  // namespace
 
-int cmd_run(const RunArgs& args) {
-  auto started = std::chrono::steady_clock::now();
-  OutputPlan plan = output_plan(args);
-  std::optional<TimeLimit> limit(std::in_place, args);
-  Experiment exp = load_file(args.file, load_options(args.sets));
-  limit->loaded(exp);
-  refuse_kernel_files(plan, exp);
+RunRecord run_loaded(const Experiment& exp, const RunArgs& args, std::optional<TimeLimit>& limit) {
   Findings findings = refuse_on_findings(exp, args);
   apply_environment(exp);
-  std::optional<RunRecord> ran;
   try {
-    ran = run_with(exp, args, std::move(findings), *limit);
+    return run_with(exp, args, std::move(findings), *limit);
   } catch (const DeviceFault& fault) {
     if (args.locate_fault) {
       report_located(fault.op);
@@ -203,10 +210,10 @@ int cmd_run(const RunArgs& args) {
     limit.reset();  // the child run has what is left of it
     throw explain_fault(exp, args, fault, seconds);
   }
-  const RunRecord& record = *ran;
-  limit.reset();  // reports are written whole or not at all: not cut short by the limit
-  write_reports(exp, record, plan, seconds_since(started));
-  switch (record.verdict()) {
+}
+
+int exit_code(Verdict v) {
+  switch (v) {
     case Verdict::passed:
       return kExitOk;
     case Verdict::failed:
@@ -215,6 +222,25 @@ int cmd_run(const RunArgs& args) {
       return kExitIncomplete;
   }
   return kExitCheckFailed;
+}
+
+int cmd_run(const RunArgs& args) {
+  auto started = std::chrono::steady_clock::now();
+  OutputPlan plan = output_plan(args);
+  std::optional<TimeLimit> limit(std::in_place, args);
+  auto parsed = parse_file(args.file);
+  Experiment exp = instantiate(*parsed, load_options(args.sets));
+  limit->loaded(exp);
+  refuse_kernel_files(plan, exp);
+  SweepSpec sweep = sweep_from_args(exp, args.sweeps, args.plots, args.sets);
+  if (!sweep.empty()) {
+    limit.reset();  // each point has a limit of its own
+    return run_sweep(args, *parsed, std::move(sweep), plan);
+  }
+  RunRecord record = run_loaded(exp, args, limit);
+  limit.reset();  // reports are written whole or not at all: not cut short by the limit
+  write_reports(exp, record, plan, seconds_since(started));
+  return exit_code(record.verdict());
 }
 
 // check: load and analyze. Exit 2 when the file is invalid or analyze finds errors; warnings and

@@ -88,6 +88,7 @@ std::optional<double> LoadContext::number(const YAML::Node& node, std::string_vi
   if (node.IsScalar()) {
     auto result = evaluate(node.Scalar(), params);
     if (auto* value = std::get_if<int64_t>(&result)) return static_cast<double>(*value);
+    if (broken_params.contains(std::get<ExprError>(result).unknown_name)) return std::nullopt;
     const std::string& text = node.Scalar();
     char* end = nullptr;
     double d = std::strtod(text.c_str(), &end);
@@ -112,6 +113,7 @@ std::optional<std::string> LoadContext::indexed_name(const YAML::Node& node,
   if (auto* value = std::get_if<int64_t>(&result))
     return fmt::format("{}[{}]", text->substr(0, open), *value);
   const auto& e = std::get<ExprError>(result);
+  if (broken_params.contains(e.unknown_name)) return std::nullopt;
   SourceLoc at = loc(node);
   at.col += static_cast<int>(open + 1 + e.offset) + (node.Tag() == "!" ? 1 : 0);
   diags.error(at, fmt::format("{} index: {}", what, e.message));

@@ -122,4 +122,18 @@ std::string format_bytes(int64_t bytes) {
   return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.4g} {}", v, units[u]);
 }
 
+std::vector<SweepPoint> sweep_points(const std::vector<SweepAxis>& axes) {
+  std::vector<SweepPoint> points = {{}};
+  for (const SweepAxis& axis : axes) {
+    std::vector<SweepPoint> longer;
+    for (const SweepPoint& p : points)
+      for (int64_t v : axis.values) {
+        longer.push_back(p);
+        longer.back().emplace_back(axis.name, v);
+      }
+    points = std::move(longer);
+  }
+  return points;
+}
+
 }  // namespace streamlab

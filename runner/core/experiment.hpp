@@ -231,6 +231,29 @@ struct Communicator {
   std::vector<int64_t> devices;
 };
 
+// A sweep (`sweep:`, or --sweep on the command line): the experiment run once per point of the
+// cartesian product of its axes, each point a set of param values.
+struct SweepAxis {
+  std::string name;  // a param of the experiment
+  std::vector<int64_t> values;
+  SourceLoc loc;
+};
+// A number plotted against the swept params beside the span: an expectation's measure, such as
+// `duration(k[0])` or `bandwidth(h2d)`.
+struct SweepPlot {
+  std::string text;
+  SourceLoc loc;
+  std::shared_ptr<const ExpectNode> root;
+};
+struct SweepSpec {
+  std::vector<SweepAxis> axes;  // first axis outermost
+  std::vector<SweepPlot> plots;
+  bool empty() const { return axes.empty(); }
+};
+using SweepPoint = std::vector<std::pair<std::string, int64_t>>;  // param -> value, axis order
+// Every point of the product, the last axis varying fastest.
+std::vector<SweepPoint> sweep_points(const std::vector<SweepAxis>& axes);
+
 struct Experiment {
   std::string name, description;
   std::string file;    // as given on the command line
@@ -253,6 +276,7 @@ struct Experiment {
   std::vector<UserKernel> kernels;  // `kernels:`; a launch's op.kernel >= kUserKernelBase names one
   std::vector<CheckSpec> checks;
   std::vector<Expectation> expectations;
+  SweepSpec sweep;  // `sweep:`; empty: one run
 };
 
 // Launches of user kernels have op.kernel = kUserKernelBase + index into Experiment::kernels.

@@ -52,6 +52,12 @@ inline constexpr int64_t kIssuedPerRepetition = 10'000'000;
 inline constexpr int64_t kSamples = 2'000'000;
 inline constexpr int64_t kRepetitions = 1'000'000;
 
+// --- sweeps (each point is a whole run, kept for the reports) ---
+inline constexpr int64_t kSweepPoints = 1024;  // points of the product of the axes
+// Per-op samples kept over every point of a sweep together (each point is bounded by kSamples).
+inline constexpr int64_t kSweepSamples = 8'000'000;
+inline constexpr int64_t kSweepPlots = 16;  // measures plotted against the swept params
+
 // --- time ---
 inline constexpr int64_t kDefaultTimeoutSeconds = 60;  // a lab's experiment runs in seconds
 // What an experiment's own `timeout:` may ask for: the file is untrusted, so it may not give itself

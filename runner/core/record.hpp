@@ -11,6 +11,7 @@
 
 #include "runner/core/experiment.hpp"
 #include "runner/core/findings.hpp"
+#include "runner/core/provenance.hpp"
 #include "runner/core/stats.hpp"
 
 namespace streamlab {
@@ -185,6 +186,8 @@ struct RunRecord {
   // The timeline model's prediction of the run (runner/predict/): always on the host backend, with
   // --predict on the cuda backend; null when not asked.
   std::shared_ptr<PredictedRun> predicted;
+  // Where it came from: the backend gives the device's facts, the command line the rest.
+  Provenance provenance{};
   bool device_timing() const { return timer != "none"; }  // device intervals were measured
   bool checks_passed() const;
   bool expectations_held() const;  // none failed (not evaluated is not failed)

@@ -10,6 +10,7 @@
 
 #include "runner/core/errors.hpp"
 #include "runner/core/experiment.hpp"
+#include "runner/core/provenance.hpp"
 #include "runner/core/record.hpp"
 
 namespace streamlab {
@@ -45,11 +46,17 @@ class Backend {
   virtual std::string unfinished() const { return ""; }
   // The device's peak rates (after prepare()); unknown on the host backend.
   virtual DevicePeaks peaks() const { return {}; }
+  // Facts of the device for the provenance (name, UUID, clocks, memory, link, driver, runtime),
+  // once prepared; the host backend's say that no device was used.
+  virtual Facts device_facts() const = 0;
 };
 
 // What the datasheet numbers of `device` give: device memory from its clock and bus width, the
 // host link from the PCIe speed and width Linux reports for it (nothing known without sysfs).
 DevicePeaks cuda_device_peaks(int device);
+// The provenance's facts of a CUDA device (device_peaks.cpp, beside the peaks they share a source
+// with): name, UUID, compute capability, SMs, clocks, memory, bus and link, driver and runtime.
+Facts cuda_device_facts(int device, const DevicePeaks& peaks);
 
 std::unique_ptr<Backend> make_host_backend(const Experiment& exp);
 enum class TimerChoice {

@@ -95,11 +95,13 @@ class CudaBackend final : public Backend {
   std::string timer_description() const override { return timer_ ? timer_->description() : ""; }
   std::vector<std::string> notes() const override { return notes_; }
   DevicePeaks peaks() const override { return peaks_; }
+  Facts device_facts() const override { return facts_; }
 
   void prepare() override {
     STREAMLAB_CUDA(cudaSetDevice(device_));
     describe_device();
     peaks_ = cuda_device_peaks(device_);
+    facts_ = cuda_device_facts(device_, peaks_);
     check_host_memory(exp_, true);
     check_device_memory();
     create_streams();
@@ -486,6 +488,7 @@ class CudaBackend final : public Backend {
   CudaOptions options_;
   std::string description_;
   std::string device_name_;
+  Facts facts_;
   DevicePeaks peaks_;
   CudaState state_;
   // Declaration order is destruction order reversed: memory goes after the streams using it.

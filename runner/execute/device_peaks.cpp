@@ -47,7 +47,63 @@ void link_peak(int device, DevicePeaks& p) {
       fmt::format("PCIe {} x{} ({} of {})", speed, lanes, dir + "current_link_speed", id);
 }
 
+std::string uuid_text(const cudaUUID_t& u) {
+  std::string hex;
+  for (char c : u.bytes) hex += fmt::format("{:02x}", static_cast<unsigned char>(c));
+  // nvidia-smi's form: GPU-8-4-4-4-12 hex digits
+  return fmt::format("GPU-{}-{}-{}-{}-{}", hex.substr(0, 8), hex.substr(8, 4), hex.substr(12, 4),
+                     hex.substr(16, 4), hex.substr(20));
+}
+
+// 13000 -> "13.0"
+std::string cuda_version(int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); }
+
+int attribute(cudaDeviceAttr a, int device) {
+  int v = 0;
+  return cudaDeviceGetAttribute(&v, a, device) == cudaSuccess ? v : 0;
+}
+
 }  // namespace
+
+Facts cuda_device_facts(int device, const DevicePeaks& peaks) {
+  Facts f;
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, device) != cudaSuccess) return f;
+  f.emplace_back("name", p.name);
+  f.emplace_back("uuid", uuid_text(p.uuid));
+  f.emplace_back("index", std::to_string(device));
+  f.emplace_back("compute_capability", fmt::format("{}.{}", p.major, p.minor));
+  f.emplace_back("sms", std::to_string(p.multiProcessorCount));
+  f.emplace_back("copy_engines", std::to_string(p.asyncEngineCount));
+  f.emplace_back("sm_clock_max_mhz", std::to_string(attribute(cudaDevAttrClockRate, device) / 1000));
+  f.emplace_back("memory_clock_max_mhz", std::to_string(attribute(cudaDevAttrMemoryClockRate, device) / 1000));
+  f.emplace_back("memory_bus_bits", std::to_string(p.memoryBusWidth));
+  f.emplace_back("memory_bytes", std::to_string(p.totalGlobalMem));
+  f.emplace_back("l2_bytes", std::to_string(p.l2CacheSize));
+  f.emplace_back("ecc", p.ECCEnabled ? "on" : "off");
+  char bus[32] = {};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) == cudaSuccess) f.emplace_back("pci_bus_id", bus);
+  if (!peaks.link_source.empty()) f.emplace_back("host_link", peaks.link_source);
+  int devices = 0, peers = 0;
+  cudaGetDeviceCount(&devices);
+  for (int other = 0; other < devices; ++other) {
+    int can = 0;
+    if (other != device && cudaDeviceCanAccessPeer(&can, device, other) == cudaSuccess && can) ++peers;
+  }
+  f.emplace_back("devices", std::to_string(devices));
+  f.emplace_back("peer_access_to", std::to_string(peers));
+  int driver = 0, runtime = 0;
+  if (cudaDriverGetVersion(&driver) == cudaSuccess) f.emplace_back("cuda_driver", cuda_version(driver));
+  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) f.emplace_back("cuda_runtime", cuda_version(runtime));
+  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..."
+  std::string nvrm = read_line("/proc/driver/nvidia/version");
+  if (auto at = nvrm.find("Kernel Module"); at != std::string::npos) {
+    std::string rest = nvrm.substr(at + 13);
+    rest.erase(0, rest.find_first_not_of(' '));
+    f.emplace_back("driver", rest.substr(0, rest.find(' ')));
+  }
+  return f;
+}
 
 DevicePeaks cuda_device_peaks(int device) {
   DevicePeaks p;

@@ -89,6 +89,7 @@ std::vector<RunRecord> run_together(std::vector<Participant>& runs, const RunOpt
     r.device = runs[i].backend->description();
     r.timer = runs[i].backend->timer();
     r.timer_description = runs[i].backend->timer_description();
+    r.provenance.device = runs[i].backend->device_facts();
   }
   const int64_t total = options.warmup + options.repeat;
   auto done = [&](int64_t n) {

@@ -29,6 +29,9 @@ class HostBackend final : public Backend {
 
   std::string name() const override { return "host"; }
   std::string description() const override { return "host emulation (no GPU timing)"; }
+  Facts device_facts() const override {
+    return {{"backend", "host: the ops performed on host memory, no device used"}};
+  }
   bool measures_device_time() const override { return false; }
   std::string timer() const override { return "none"; }
   std::string timer_description() const override {

@@ -27,8 +27,10 @@ std::optional<int64_t> apply_override(LoadContext& ctx, const std::string& name,
                                       const std::string& text) {
   auto value = evaluate(text, ctx.params);
   if (auto* v = std::get_if<int64_t>(&value)) return *v;
+  bool list = text.find(',') != std::string::npos;  // K=1,2,4: a sweep written as a --set
   ctx.diags.error(kCommandLine,
-                  fmt::format("--set {}={}: {}", name, text, std::get<ExprError>(value).message));
+                  fmt::format("--set {}={}: {}{}", name, text, std::get<ExprError>(value).message,
+                              list ? fmt::format("; to run over several values, --sweep {}={}", name, text) : ""));
   return std::nullopt;
 }
 
@@ -186,6 +188,7 @@ void load_events(LoadContext& ctx, const YAML::Node& node) {
 // Defined in load_buffers.cpp and load_ops.cpp.
 void load_buffers(LoadContext& ctx, const YAML::Node& node);
 void load_ops(LoadContext& ctx, const YAML::Node& node);
+void load_sweep(LoadContext& ctx, const YAML::Node& node);  // load_sweep.cpp
 void load_communicators(LoadContext& ctx, const YAML::Node& node);  // ops/nccl.cpp
 
 namespace {
@@ -207,7 +210,7 @@ void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& optio
   MapReader top(ctx, root, "the experiment",
                 {"name", "description?", "params?", "env?", "repeat?", "warmup?", "timeout?",
                  "gate?", "timer?", "streams?", "buffers?", "events?", "kernels?", "communicators?",
-                 "ops", "checks?", "expect?"});
+                 "ops", "checks?", "expect?", "sweep?"});
   if (!top.ok() || root.IsNull()) {
     if (root.IsNull())
       ctx.diags.error({ctx.exp.file, 1, 1},
@@ -241,6 +244,7 @@ void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& optio
   load_ops(ctx, top.require("ops"));
   load_checks(ctx, top.get("checks"));
   load_expectations(ctx, top.get("expect"));
+  load_sweep(ctx, top.get("sweep"));
   std::string too_many = repetitions_problem(ctx.exp, ctx.exp.repeat, ctx.exp.warmup);
   if (!too_many.empty())
     ctx.error(top.has("repeat") ? top.get("repeat") : top.get("warmup"), too_many);
@@ -260,40 +264,77 @@ std::string repetitions_problem(const Experiment& exp, int64_t repeat, int64_t w
       repeat + warmup, ops, (repeat + warmup) * ops, limits::kSamples);
 }
 
-Experiment load_string(std::string_view text, const std::string& file, const LoadOptions& options) {
+struct ParsedExperiment {
+  std::string file, text;
+  YAML::Node root;
+};
+
+namespace {
+
+[[noreturn]] void throw_diagnostics(Diagnostics&& diags, const std::string& source) {
+  std::string formatted = format_diagnostics(diags, source);  // before diags is moved from
+  throw InvalidExperiment(std::move(formatted), std::move(diags));
+}
+
+ParsedExperiment parse_text(std::string_view text, const std::string& file) {
+  ParsedExperiment parsed{file, std::string(text), {}};
+  Diagnostics diags;
+  parsed.root = parse_document(parsed.text, file, diags);
+  if (diags.has_errors()) throw_diagnostics(std::move(diags), parsed.text);
+  return parsed;
+}
+
+Experiment resolve(const ParsedExperiment& parsed, const LoadOptions& options) {
   Experiment exp;
-  exp.file = file;
-  exp.source = std::string(text);
+  exp.file = parsed.file;
+  exp.source = parsed.text;
   Diagnostics diags;
   LoadContext ctx(exp, diags);
-  YAML::Node root = parse_document(exp.source, file, diags);
-  if (!diags.has_errors()) load_top(ctx, root, options);
-  if (diags.has_errors()) {
-    std::string formatted = format_diagnostics(diags, exp.source);  // before diags is moved from
-    throw InvalidExperiment(std::move(formatted), std::move(diags));
-  }
+  load_top(ctx, parsed.root, options);
+  if (diags.has_errors()) throw_diagnostics(std::move(diags), exp.source);
   return exp;
 }
 
-Experiment load_file(const std::string& path, const LoadOptions& options) {
+// A file's text, or InvalidExperiment saying why it cannot be read.
+std::string read_text(const std::string& path) {
   FileRead file =
       read_experiment_file(path);  // a FIFO or a device is refused, not waited on or read for ever
-  if (!file.ok()) {
-    Diagnostics diags;
-    diags.error({path, 0, 0}, file.error == ENOENT
-                                  ? "cannot read the experiment file (does it exist?)"
-                                  : "the experiment file " + file.refusal);
-    std::string text = format_diagnostics(diags, "");
-    throw InvalidExperiment(std::move(text), std::move(diags));
-  }
+  if (file.ok()) return std::move(file.text);
+  Diagnostics diags;
+  diags.error({path, 0, 0}, file.error == ENOENT
+                                ? "cannot read the experiment file (does it exist?)"
+                                : "the experiment file " + file.refusal);
+  throw_diagnostics(std::move(diags), "");
+}
+
+// load_string shows every diagnostic with a line of the experiment; one in a kernel's file, or in
+// a header a kernel includes, gets that file's line instead.
+template <class F>
+auto with_kernel_sources(const ParsedExperiment& parsed, F&& f) {
   try {
-    return load_string(file.text, path, options);
+    return f();
   } catch (const InvalidExperiment& e) {
-    // load_string shows every diagnostic with a line of the experiment; one in a kernel's file, or
-    // in a header a kernel includes, gets that file's line instead.
-    throw InvalidExperiment(format_with_kernel_sources(e.diagnostics, path, file.text),
+    throw InvalidExperiment(format_with_kernel_sources(e.diagnostics, parsed.file, parsed.text),
                             e.diagnostics);
   }
+}
+
+}  // namespace
+
+Experiment load_string(std::string_view text, const std::string& file, const LoadOptions& options) {
+  return resolve(parse_text(text, file), options);
+}
+
+std::shared_ptr<const ParsedExperiment> parse_file(const std::string& path) {
+  return std::make_shared<const ParsedExperiment>(parse_text(read_text(path), path));
+}
+
+Experiment instantiate(const ParsedExperiment& parsed, const LoadOptions& options) {
+  return with_kernel_sources(parsed, [&] { return resolve(parsed, options); });
+}
+
+Experiment load_file(const std::string& path, const LoadOptions& options) {
+  return instantiate(*parse_file(path), options);
 }
 
 }  // namespace streamlab

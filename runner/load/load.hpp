@@ -1,4 +1,5 @@
 #pragma once
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,6 +17,21 @@ struct LoadOptions {
 // Why `repeat` timed and `warmup` untimed repetitions of the experiment are too many to keep their
 // samples (limits::kRepetitions, kSamples), or "" when they are not.
 std::string repetitions_problem(const Experiment& exp, int64_t repeat, int64_t warmup);
+
+// An experiment file read and its YAML parsed, not yet resolved: a sweep resolves it once per point
+// (each with its params) without reading or parsing the file again.
+struct ParsedExperiment;
+// Reads and parses; throws InvalidExperiment as load_file does.
+std::shared_ptr<const ParsedExperiment> parse_file(const std::string& path);
+// Resolves the parsed file with `options`, as load_file does.
+Experiment instantiate(const ParsedExperiment& parsed, const LoadOptions& options = {});
+
+// The sweep a run makes: the command line's --sweep axes (NAME=V1,V2,...: integer expressions over
+// the experiment's params) and --plot measures in place of the experiment's `sweep:`, else that,
+// less the params --set (`sets`, NAME=EXPR) pins; empty: one run. Throws CommandLineError naming
+// what is wrong (a param both swept and set on the command line).
+SweepSpec sweep_from_args(const Experiment& exp, const std::vector<std::string>& sweeps,
+                          const std::vector<std::string>& plots, const std::vector<std::string>& sets);
 
 // Reads, checks and resolves an experiment. Throws InvalidExperiment carrying every problem
 // found (formatted as `file:line:col: error: ...` with the source line and a caret).

@@ -7,6 +7,7 @@
 #include "runner/check/score.hpp"
 #include "runner/report/check_report.hpp"
 #include "runner/report/files.hpp"
+#include "runner/report/json_document.hpp"
 #include "runner/report/json_text.hpp"
 #include "runner/report/markup.hpp"
 
@@ -152,9 +153,6 @@ json items_json(const RunRecord& run) {
   return {{"score", t.score}, {"max_score", t.max_score}, {"items", items}};
 }
 
-std::string_view verdict_name(Verdict v) {
-  return v == Verdict::passed ? "passed" : v == Verdict::failed ? "failed" : "incomplete";
-}
 
 json checks_json(const RunRecord& run) {
   json out = json::array();
@@ -218,15 +216,40 @@ json predicted_json(const Experiment& exp, const PredictedRun& p) {
           {"expectations", expectations_json(r)}};
 }
 
+json facts_json(const Facts& facts) {
+  json out = json::object();
+  for (const auto& [name, value] : facts) out[name] = value;
+  return out;
+}
+
+json provenance_json(const Experiment& exp, const RunRecord& run) {
+  const Provenance& p = run.provenance;
+  json params = json::object();
+  for (const auto& [name, value] : exp.params) params[name] = value;
+  return {{"date", p.date},
+          {"command_line", p.command_line},
+          {"streamlab", {{"version", p.version}, {"commit", p.commit}}},
+          {"host", facts_json(p.host)},
+          {"device", facts_json(p.device)},
+          {"backend", run.backend},
+          {"timer", run.timer},
+          {"experiment", {{"file", exp.file}, {"sha256", p.experiment_sha256}, {"params", params}}}};
+}
+
 }  // namespace
 
-std::string format_json(const Experiment& exp, const RunRecord& run) {
+std::string_view verdict_name(Verdict v) {
+  return v == Verdict::passed ? "passed" : v == Verdict::failed ? "failed" : "incomplete";
+}
+
+json results_document(const Experiment& exp, const RunRecord& run) {
   const RunFigures& figures = run.figures;
   json ops = json::array();
   for (size_t i = 0; i < exp.ops.size(); ++i) ops.push_back(op_json(exp, run, i, figures.ops[i]));
   json doc = {
       {"schema_version", kResultsSchemaVersion},
       {"tool", {{"name", "streamlab"}, {"version", STREAMLAB_VERSION}}},
+      {"provenance", provenance_json(exp, run)},
       {"experiment", experiment_json(exp)},
       {"backend",
        {{"name", run.backend},
@@ -259,7 +282,11 @@ std::string format_json(const Experiment& exp, const RunRecord& run) {
   doc["waits"] = waits_json(exp, run.waits);
   doc["critical_path"] = path_json(exp, run.critical_path);
   doc["predicted"] = run.predicted ? predicted_json(exp, *run.predicted) : json(nullptr);
-  return json_text(doc);
+  return doc;
+}
+
+std::string format_json(const Experiment& exp, const RunRecord& run) {
+  return json_text(results_document(exp, run));
 }
 
 }  // namespace streamlab
