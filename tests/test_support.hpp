@@ -36,6 +36,22 @@ RunRecord run_on_host(const Experiment& e, int64_t repeat = 1);
 const char* synthetic_experiment();
 RunRecord synthetic_run();
 
+// A run recorded on a GPU, kept in tests/golden/h200/ (bench/run_gpu.sh's `predict` section):
+// NAME.csv, every op of every timed repetition (`run --csv`), and where kept NAME.json (`run
+// --json`), which names the experiment file and its params, the backend and timer, the gate
+// openings and spans, the device's peaks, each graph body's times and the checks' verdicts.
+struct Recording {
+  std::string name;
+  Experiment exp;
+  RunRecord run;  // what the reports take, its figures, waits and expectations recomputed
+};
+// Every NAME of a NAME.csv in tests/golden/h200/, sorted: dropping a recording in covers it.
+std::vector<std::string> recording_names();
+// The recording NAME turned back into the RunRecord the run would have handed the reports.
+// Without NAME.json: the experiment experiments/**/NAME.yaml at its own params, the gate taken
+// as the first device start, and a timer said to be unknown.
+Recording recorded_run(const std::string& name);
+
 // Whether a CUDA device is usable here; `why` says why not.
 bool have_gpu(std::string* why);
 

@@ -99,7 +99,7 @@ const std::vector<ExpectFunction> kFunctions = {
      {ExpectArg::op},
      true,
      "GB/s",
-     "bytes / duration (copies count bytes once, kernels read + write)",
+     "bytes / duration (device memory read + written; host<->device copies once)",
      [](const ExpectContext& c, const Refs& r, const Sets&, const Numbers&) {
        return c.figures.ops[r[0]].gbps;
      }},

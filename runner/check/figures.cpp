@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "ops/op_kind.hpp"
 
 namespace streamlab {
@@ -49,12 +51,14 @@ struct OpGroups {
 };
 
 // Copies between host and device use one copy engine per direction.
-enum class Engine { none, h2d, d2h };
-Engine engine_of(const Experiment& exp, const Op& op) {
-  if (!op.src.valid() || !op.dst.valid() || !op.device_work) return Engine::none;
+enum class CopyEngine { none, h2d, d2h };
+CopyEngine engine_of(const Experiment& exp, const Op& op) {
+  if (!op.src.valid() || !op.dst.valid() || !op.device_work) return CopyEngine::none;
   bool from_host = is_host_memory(exp.buffers[op.src.buffer].memory);
   bool to_host = is_host_memory(exp.buffers[op.dst.buffer].memory);
-  return from_host && !to_host ? Engine::h2d : !from_host && to_host ? Engine::d2h : Engine::none;
+  return from_host && !to_host   ? CopyEngine::h2d
+         : !from_host && to_host ? CopyEngine::d2h
+                                 : CopyEngine::none;
 }
 
 OpGroups group_ops(const Experiment& exp) {
@@ -65,9 +69,9 @@ OpGroups group_ops(const Experiment& exp) {
     if (!op.device_work) continue;
     g.device.push_back(i);
     if (op.stream >= 0) g.by_stream[op.stream].push_back(i);
-    Engine e = engine_of(exp, op);
-    if (e == Engine::h2d) g.h2d.push_back(i);
-    if (e == Engine::d2h) g.d2h.push_back(i);
+    CopyEngine e = engine_of(exp, op);
+    if (e == CopyEngine::h2d) g.h2d.push_back(i);
+    if (e == CopyEngine::d2h) g.d2h.push_back(i);
   }
   return g;
 }
@@ -206,13 +210,54 @@ size_t median_repetition(const RunRecord& run) {
   return order.empty() ? 0 : order[order.size() / 2];
 }
 
+// The fastest device-to-device copy of the run, in the ops' convention: what the device's memory
+// really sustains for plain traffic, so the fairest yardstick for a kernel of the same run; the
+// datasheet peak (which no copy reaches) only when the run has no such copy.
+CopyCeiling copy_ceiling(const Experiment& exp, const RunRecord& run, const RunFigures& f) {
+  CopyCeiling c;
+  for (size_t i = 0; i < exp.ops.size(); ++i) {
+    const Op& op = exp.ops[i];
+    if (op.kind->engine(exp, op) != Engine::copy_other || !(f.ops[i].gbps > c.gbps)) continue;
+    c.gbps = f.ops[i].gbps, c.measured = true;
+    c.source = fmt::format("D2D copy '{}' (line {}), measured", op.id, op.loc.line);
+  }
+  if (c.measured || std::isnan(run.peaks.memory_gbps)) return c;
+  c.gbps = run.peaks.memory_gbps;
+  c.source = "the device's theoretical peak: " + run.peaks.memory_source;
+  return c;
+}
+
+// Ops whose traffic is device memory's (not the host link's, not a graph's mix) against it.
+void against_ceiling(const Experiment& exp, RunFigures& f) {
+  for (size_t i = 0; i < exp.ops.size(); ++i) {
+    const Engine e = exp.ops[i].kind->engine(exp, exp.ops[i]);
+    if ((e == Engine::compute || e == Engine::copy_other) && exp.ops[i].body.empty())
+      f.ops[i].of_ceiling = f.ops[i].gbps / f.ceiling.gbps;
+  }
+}
+
 }  // namespace
+
+// One convention for every op: device memory traffic is what its bandwidth is limited by, so a
+// device-to-device copy, which reads B bytes and writes B, counts 2B like a kernel counts its
+// reads + writes; that makes a transpose and a copy of one run compare directly. A copy between
+// host and device is limited by the link, where its B bytes cross once (one side is not device
+// memory). A graph counts its captured ops' bytes so, per launch.
+int64_t traffic_bytes(const Experiment& exp, const Op& op) {
+  if (!op.body.empty()) {
+    int64_t sum = 0;
+    for (const Op& b : op.body) sum += traffic_bytes(exp, b);
+    return sum * op.replays;
+  }
+  const int64_t bytes = op.kind->bytes(exp, op);
+  return op.kind->engine(exp, op) == Engine::copy_other ? 2 * bytes : bytes;
+}
 
 RunFigures run_figures(const Experiment& exp, const RunRecord& run) {
   RunFigures f;
   f.ops = op_figures(run, exp.ops.size());
   for (size_t i = 0; i < exp.ops.size(); ++i) {
-    f.ops[i].bytes = exp.ops[i].kind->bytes(exp, exp.ops[i]);
+    f.ops[i].bytes = traffic_bytes(exp, exp.ops[i]);
     if (f.ops[i].bytes > 0 && f.ops[i].device.n && f.ops[i].device.median > 0)
       f.ops[i].gbps = static_cast<double>(f.ops[i].bytes) / (f.ops[i].device.median * 1e6);
   }
@@ -230,6 +275,8 @@ RunFigures run_figures(const Experiment& exp, const RunRecord& run) {
   f.device_span = device_span(run);
   f.bounds = span_bounds(exp, groups, run, f.device_span);
   f.typical_rep = median_repetition(run);
+  f.ceiling = copy_ceiling(exp, run, f);
+  against_ceiling(exp, f);
   return f;
 }
 

@@ -13,6 +13,10 @@ inline constexpr size_t kMaxOpsForPairs = 256;  // op pairs grow as n^2: beyond 
 inline constexpr size_t kMaxStreamsForPairs =
     64;  // and stream pairs as streams^2 x ops: beyond this, none
 
+// The bytes an op's bandwidth counts (OpFigures::bytes): device memory read + written; a
+// host<->device copy's bytes once.
+int64_t traffic_bytes(const Experiment& exp, const Op& op);
+
 RunFigures run_figures(const Experiment& exp, const RunRecord& run);
 std::vector<OpFigures> op_figures(const RunRecord& run, size_t op_count);
 Summary host_span(const RunRecord& run);

@@ -29,16 +29,16 @@ struct Traffic {
 // from it, faster (docs/semantics.md, O4).
 constexpr int64_t kBeyondL2 = 4;
 
-// Where one op's bytes go (its bytes count `times:` already): a host-device copy over the link,
-// anything else through device memory (a device-to-device copy reads and writes it); none for
-// device memory when the op's bytes could sit in L2.
+// Where one op's bytes go (its bytes count `times:` already, and a device-to-device copy's both
+// its reads and its writes: traffic_bytes): a host-device copy over the link, anything else
+// through device memory; none for device memory when the op's bytes could sit in L2.
 Traffic traffic_of(const Experiment& exp, const Op& op, int64_t bytes, int64_t l2_bytes) {
   double b = static_cast<double>(bytes);
   Engine e = op.kind->engine(exp, op);
   if (e == Engine::copy_h2d) return {b, 0, 0};
   if (e == Engine::copy_d2h) return {0, b, 0};
   if (l2_bytes <= 0 || bytes < kBeyondL2 * l2_bytes) return {0, 0, 0};
-  return {0, 0, e == Engine::copy_other ? 2 * b : b};
+  return {0, 0, b};
 }
 
 double floor_ms(const Traffic& t, const DevicePeaks& p) {

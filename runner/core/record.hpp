@@ -49,8 +49,14 @@ struct RepetitionSample {
 struct OpFigures {
   Summary device;           // device duration (n = 0 for host-only ops and without a device timer)
   Summary host;             // host time in the API call
-  int64_t bytes = 0;        // moved through device memory: a copy once, a kernel read + write
+  // The bytes behind the op's bandwidth, one convention for every op (figures.cpp says why):
+  // device memory traffic, bytes read + bytes written (a device-to-device copy of B bytes counts
+  // 2B, a kernel its reads + writes, a memset its writes); a copy between host and device counts
+  // its B bytes once, the bytes over the link.
+  int64_t bytes = 0;
   double gbps = NAN;        // bytes / median device duration, GB/s (1e9 bytes per second)
+  // An op whose traffic is device memory's: its gbps over the run's copy ceiling (NaN: none).
+  double of_ceiling = NAN;
   int asked = 0, done = 0;  // queries: repetitions that asked, and those answered "done"
   // A graph op: device time per launch (the op's duration / its launches), and per captured op in
   // one launch (the CUPTI timer only; n = 0 where not measured). Empty for other ops.
@@ -79,8 +85,18 @@ struct SpanBounds {
   double concurrency = NAN;  // sum / span: how many ops ran at once on average
 };
 
+// The fastest device memory traffic the run can be held against, in the ops' convention (read +
+// written): the fastest device-to-device copy the run measured, else the device's theoretical
+// peak (memory clock x bus width); NaN when neither is known.
+struct CopyCeiling {
+  double gbps = NAN;
+  bool measured = false;  // a copy of this run, not the datasheet formula
+  std::string source{};   // "D2D copy 'c' (line 12), measured" or the peak's formula
+};
+
 struct RunFigures {
   std::vector<OpFigures> ops;
+  CopyCeiling ceiling;
   std::vector<StreamFigures> streams;           // streams with device ops
   std::vector<OverlapFigures> overlaps;         // op pairs that overlapped (median > 0)
   bool op_pairs_skipped = false;                // more than kMaxOpsForPairs device ops

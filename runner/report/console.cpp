@@ -31,7 +31,8 @@ std::string header(const Experiment& exp, const RunRecord& run) {
   if (!params.empty()) out += fmt::format("  params    {}\n", params);
   out += fmt::format("  runs      {} warm-up + {} timed repetition{}\n", run.warmup,
                      run.reps.size(), run.reps.size() == 1 ? "" : "s");
-  out += fmt::format("  timer     {}{}\n", run.timer_description,
+  out += fmt::format("  timer     {}{}\n",
+                     run.timer_description.empty() ? run.timer : run.timer_description,
                      run.backend == "cuda" ? "; host steady clock around each call" : "");
   for (const auto& note : run.notes) out += fmt::format("  note      {}\n", note);
   return out;
@@ -52,11 +53,13 @@ Widths column_widths(const Experiment& exp) {
   return w;
 }
 
-// Median device ms, host ms and bandwidth of an op, as the table shows them.
+// Median device ms, host ms and bandwidth of an op, as the table shows them; `of_ceiling`: an
+// op's share of the run's copy ceiling ("81%"), "-" where it has none.
 std::string op_timings(const RunRecord& run, const OpFigures& f) {
   if (run.backend == "host") return "";
-  return fmt::format("  {:>10}  {:>10}  {:>8}", f.device.n ? ms(f.device.median) : "-",
-                     ms(f.host.median), std::isnan(f.gbps) ? "-" : fmt::format("{:.1f}", f.gbps));
+  return fmt::format("  {:>10}  {:>10}  {:>8}  {:>7}", f.device.n ? ms(f.device.median) : "-",
+                     ms(f.host.median), std::isnan(f.gbps) ? "-" : fmt::format("{:.1f}", f.gbps),
+                     std::isnan(f.of_ceiling) ? "-" : fmt::format("{:.0f}%", 100 * f.of_ceiling));
 }
 
 // What a query answered: ": done in 3 of 20 repetitions".
@@ -64,11 +67,20 @@ std::string answers(const OpFigures& f) {
   return f.asked ? fmt::format(": done in {} of {} repetitions", f.done, f.asked) : "";
 }
 
+// The lines under the op table that say what its GB/s count and what "ceiling" is against.
+std::string bandwidth_note(const RunRecord& run, const RunFigures& f) {
+  std::string out;
+  if (run.backend == "host") return out;
+  for (const std::string& line : bandwidth_notes(f)) out += "  " + line + "\n";
+  return out;
+}
+
 std::string op_table(const Experiment& exp, const RunRecord& run, const RunFigures& figures) {
   Widths w = column_widths(exp);
-  std::string timings = run.backend == "host" ? ""
-                                              : fmt::format("  {:>10}  {:>10}  {:>8}", "device ms",
-                                                            "host ms", "GB/s");
+  std::string timings = run.backend == "host"
+                            ? ""
+                            : fmt::format("  {:>10}  {:>10}  {:>8}  {:>7}", "device ms", "host ms",
+                                          "GB/s", "ceiling");
   std::string out = fmt::format("\n  {:>3}  {:<{}}  {:<{}}  {:<{}}  {:>4}{}  {}\n", "#", "op", w.id,
                                 "kind", w.kind, "stream", w.stream, "line", timings, "what");
   for (size_t i = 0; i < exp.ops.size(); ++i) {
@@ -79,18 +91,18 @@ std::string op_table(const Experiment& exp, const RunRecord& run, const RunFigur
                        op_timings(run, figures.ops[i]),
                        op.kind->describe(exp, op) + answers(figures.ops[i]));
   }
-  return out;
+  return out + bandwidth_note(run, figures);
 }
 
 std::string spans(const RunRecord& run) {
   if (run.backend == "host")
     return "\n  host backend: ops emulated on host memory in issue order; no GPU times are "
            "measured (the timeline model's prediction is below, marked predicted)\n";
-  std::string out = fmt::format(
-      "\n  medians over the timed repetitions; device ms from the {} timer; GB/s: a copy counts "
-      "its bytes once, a "
-      "kernel bytes read + written\n",
-      run.timer);
+  std::string out = run.device_timing()
+                        ? fmt::format("\n  medians over the timed repetitions; device ms from the {} timer\n",
+                                      run.timer)
+                        : "\n  medians over the timed repetitions; no device times (the timer is "
+                          "none: spans only)\n";
   bool gated = !run.reps.empty() && !std::isnan(run.reps[0].gate_open_ms);
   out += span_line(
       gated ? "span (host: gate opening to final sync)" : "span (host: first issue to final sync)",
@@ -135,7 +147,8 @@ std::string concurrency(const Experiment& exp, const RunFigures& f) {
   const SpanBounds& b = f.bounds;
   out += "  span against its bounds\n";
   out += fmt::format("    {:<40} {:>9.3f} ms\n", "no overlap (sum of op durations)", b.sum_ms);
-  out += fmt::format("    {:<40} {:>9.3f} ms\n", "full overlap (busiest: " + b.busiest + ")",
+  out += fmt::format("    {:<40} {:>9.3f} ms\n",
+                     b.busiest.empty() ? "full overlap" : "full overlap (busiest: " + b.busiest + ")",
                      b.busiest_ms);
   out += fmt::format(
       "    {:<40} {:>9.3f} ms   efficiency {}, concurrency {:.2f}\n", "measured (GPU span)",
@@ -205,6 +218,22 @@ std::string score(const Experiment& exp, const RunRecord& run) {
 }
 
 }  // namespace
+
+std::vector<std::string> bandwidth_notes(const RunFigures& f) {
+  auto any = [&](double OpFigures::*field) {
+    return std::any_of(f.ops.begin(), f.ops.end(),
+                       [&](const OpFigures& o) { return !std::isnan(o.*field); });
+  };
+  if (!any(&OpFigures::gbps)) return {};
+  std::vector<std::string> out = {
+      "GB/s: device memory read + written (a D2D copy of B bytes counts 2B, a kernel its reads + "
+      "writes); an H2D or D2H copy counts its bytes once, over the link"};
+  if (any(&OpFigures::of_ceiling))
+    out.push_back(fmt::format("ceiling: the op's share of the D2D copy ceiling, {:.0f} GB/s read + "
+                              "written ({})",
+                              f.ceiling.gbps, f.ceiling.source));
+  return out;
+}
 
 std::string format_verdict(const RunRecord& run) {
   size_t checks_failed = 0, checks_open = 0, failed = 0, open = 0;

@@ -68,6 +68,7 @@ json op_json(const Experiment& exp, const RunRecord& run, size_t i, const OpFigu
               {"host_ms", summary(f.host)},
               {"bytes", f.bytes},
               {"gbps", number(f.gbps)},
+              {"of_ceiling", number(f.of_ceiling)},
               {"samples", samples_}};
   if (!op.body.empty()) out["graph"] = graph_json(exp, op, f);
   return out;
@@ -105,7 +106,12 @@ json figures_json(const Experiment& exp, const RunFigures& f) {
   for (const auto& s : f.streams)
     streams.push_back({{"stream", exp.streams[s.stream].name}, {"busy_ms", s.busy_ms}});
   const SpanBounds& b = f.bounds;
-  return {{"streams", streams},
+  return {{"bandwidth",
+           {{"bytes", "device memory read + written; host<->device copies once, over the link"},
+            {"ceiling_gbps", number(f.ceiling.gbps)},
+            {"ceiling_measured", f.ceiling.measured},
+            {"ceiling_source", f.ceiling.source}}},
+          {"streams", streams},
           {"op_overlaps", overlaps_json(f.overlaps, [&](size_t i) { return exp.ops[i].id; })},
           {"op_overlaps_listed", !f.op_pairs_skipped},
           {"stream_overlaps",
