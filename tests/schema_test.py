@@ -312,6 +312,33 @@ if not profiles or profile_validator.is_valid({"version": 1, "sms": -1}):
 
 for f in failures:
     print("FAIL", f)
+# compare: its --json against its schema, and its exit code the CI contract: B a recording's
+# samples 20% slower -> 1 (regressed), the recording against itself -> 0, a file that is not
+# results -> 2 with the file named.
+compare_schema = json.loads((root / "schemas/compare.schema.json").read_text())
+jsonschema.Draft202012Validator.check_schema(compare_schema)
+compare_validator = jsonschema.Draft202012Validator(compare_schema)
+recorded = root / "tests/golden/h200/graph_fork_join.json"
+with tempfile.TemporaryDirectory() as tmp:
+    slower = json.loads(recorded.read_text())
+    for key in ("host_ms", "device_ms"):
+        slower["spans"]["samples"][key] = [v * 1.2 for v in slower["spans"]["samples"][key]]
+    slower_path = pathlib.Path(tmp) / "slower.json"
+    slower_path.write_text(json.dumps(slower))
+    for b, code in ((recorded, 0), (slower_path, 1), (root / "schemas/compare.schema.json", 2)):
+        run = subprocess.run([binary, "compare", str(recorded), str(b), "--json", "-"], capture_output=True, text=True)
+        if run.returncode != code:
+            failures.append(f"compare {b.name}: exit {run.returncode}, expected {code}: {run.stderr.strip()[:300]}")
+        elif code != 2:
+            document = json.loads(run.stdout)
+            errors = [e.message for e in compare_validator.iter_errors(document)]
+            if errors:
+                failures.append(f"compare --json of {b.name}: rejected by its schema: {errors[0]}")
+            if document["regressed"] != (code == 1):
+                failures.append(f"compare {b.name}: \"regressed\": {document['regressed']} but exit {code}")
+        elif not run.stderr.startswith(f"{root / 'schemas/compare.schema.json'}: error: not a results file"):
+            failures.append(f"compare of a schema file: {run.stderr.strip()[:300]}")
+
 print(f"schema: {len(experiments)} experiments, {len(bad)} bad files, "
       f"{len(schema_ops)} ops, {len(schema_kernels)} kernels, {len(schema_checks)} checks")
 print(f"results: {len(results)} documents; check --format json: {len(checked)} documents; analyzer corpus: {len(analyzed)} files")

@@ -39,7 +39,7 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
 // "did you mean" for a mistyped subcommand, before CLI11 gives its generic message.
 bool reject_unknown_command(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return false;
-  const std::vector<std::string> commands = {"run", "check", "grade", "calibrate", "list"};
+  const std::vector<std::string> commands = {"run", "check", "grade", "calibrate", "compare", "list"};
   std::string word = argv[1];
   if (std::find(commands.begin(), commands.end(), word) != commands.end()) return false;
   std::cerr << fmt::format(
@@ -141,6 +141,27 @@ void add_run_options(CLI::App* run, RunArgs& args) {
   add_autograder_options(run, args);
 }
 
+CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
+  auto* compare = app.add_subcommand(
+      "compare",
+      "Compare two results files of `run --json` (or two folders of them) per op and span: the "
+      "medians, their ratio and a verdict from a test on the samples; exit 1 when B is slower");
+  compare->add_option("a", args.a, "The baseline: a results JSON file, or a folder of them")->required();
+  compare->add_option("b", args.b, "The results to judge against it (the same kind as A)")->required();
+  compare->add_option("--threshold", args.threshold,
+                      "Percent: a significant change of the medians smaller than this is no change (default 5)")
+      ->type_name("PERCENT")
+      ->check(CLI::Range(0.0, 1000.0));
+  compare->add_option("--alpha", args.alpha, "The test's significance level (default 0.01)")
+      ->type_name("P")
+      ->check(CLI::Range(1e-9, 0.5));
+  compare->add_option("--json", args.json, "Write the comparison as JSON (schemas/compare.schema.json); - for stdout")
+      ->type_name("FILE");
+  compare->add_option("--markdown", args.markdown, "Write the markdown table to a file too; - for stdout")
+      ->type_name("FILE");
+  return compare;
+}
+
 // --no-stderr anywhere on the command line: from here on, what is written to stderr (by streamlab,
 // the CUDA libraries, or a child) goes to stdout, with nothing to forget.
 void merge_stderr_if_asked(int argc, char** argv) {
@@ -221,6 +242,8 @@ int run_cli(int argc, char** argv) {
       ->type_name("FILE");
   calibrate->add_option("--device", args.device, "CUDA device index");
   add_timeout_option(calibrate, args);
+  CompareArgs compare_args;
+  auto* compare = add_compare_command(app, compare_args);
   app.add_subcommand("list", "List the ops, kernels and checks an experiment can use");
   try {
     app.parse(argc, argv);
@@ -233,12 +256,16 @@ int run_cli(int argc, char** argv) {
     if (check->parsed()) return cmd_check(args);
     if (grade->parsed()) return cmd_grade(args);
     if (calibrate->parsed()) return cmd_calibrate(args);
+    if (compare->parsed()) return cmd_compare(compare_args);
     return cmd_list();
   } catch (const InvalidExperiment& e) {
     std::cerr << e.what();
     return kExitInvalid;
   } catch (const CommandLineError& e) {
     std::cerr << "streamlab: error: " << e.what() << "\n";
+    return kExitInvalid;
+  } catch (const InvalidInput& e) {
+    std::cerr << e.what() << "\n";
     return kExitInvalid;
   } catch (const RunError& e) {
     std::cerr << "streamlab: error: " << e.what() << "\n";

@@ -44,4 +44,13 @@ int cmd_calibrate(const RunArgs& args);
 // list: every op, kernel, check, expectation function, env variable and diagnostic (list.cpp).
 int cmd_list();
 
+struct CompareArgs {
+  std::string a, b;         // results files, or folders of them
+  double threshold = 5;     // percent: a smaller change of the medians is no change
+  double alpha = 0.01;      // the test's significance level
+  std::string json, markdown;  // report files; "-" is stdout
+};
+// compare: B against A, measure by measure; exit 1 when something is slower (compare_command.cpp).
+int cmd_compare(const CompareArgs& args);
+
 }  // namespace streamlab

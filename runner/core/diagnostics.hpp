@@ -84,6 +84,13 @@ class CommandLineError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An input other than an experiment that cannot be used (a results file given to compare): the
+// message is `file[:line:col]: error: ...`, exit code 2.
+class InvalidInput : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Thrown by load when an experiment is invalid; carries every diagnostic (exit code 2).
 class InvalidExperiment : public std::runtime_error {
  public:

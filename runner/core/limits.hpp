@@ -57,6 +57,10 @@ inline constexpr int64_t kSweepPoints = 1024;  // points of the product of the a
 // Per-op samples kept over every point of a sweep together (each point is bounded by kSamples).
 inline constexpr int64_t kSweepSamples = 8'000'000;
 inline constexpr int64_t kSweepPlots = 16;  // measures plotted against the swept params
+// `streamlab compare`: a results file it reads (a sweep of 1024 points with their samples fits),
+// and the files of a folder.
+inline constexpr int64_t kResultsFileBytes = int64_t{1} << 30;
+inline constexpr int64_t kResultsFiles = 10'000;
 
 // --- time ---
 inline constexpr int64_t kDefaultTimeoutSeconds = 60;  // a lab's experiment runs in seconds

@@ -176,8 +176,12 @@ FileRead read_in_experiment_folder(const std::string& experiment_file, std::stri
 }
 
 FileRead read_experiment_file(const std::string& path) {
+  return read_user_file(path, limits::kExperimentFileBytes);
+}
+
+FileRead read_user_file(const std::string& path, int64_t max_bytes) {
   if (path.empty()) return failed(ENOENT);
-  return read_regular(path, limits::kExperimentFileBytes, nullptr);
+  return read_regular(path, max_bytes, nullptr);
 }
 
 }  // namespace streamlab

@@ -41,6 +41,8 @@ FileRead read_in_experiment_folder(const std::string& experiment_file, std::stri
 // The experiment file, at the path the user gave (any folder): a regular file (opened without
 // blocking) of at most limits::kExperimentFileBytes.
 FileRead read_experiment_file(const std::string& path);
+// Any other file the user named (a results file to compare): the same rules, `max_bytes` at most.
+FileRead read_user_file(const std::string& path, int64_t max_bytes);
 
 // `name` relative to `base` (both relative to the experiment's folder) as one path relative to
 // that folder, "." and ".." resolved lexically: ("kernels", "../common/x.h") -> "common/x.h".
