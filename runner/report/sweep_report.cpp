@@ -396,7 +396,8 @@ std::string format_sweep_html(const SweepRun& s) {
                        : std::pair{double(NAN), double(NAN)};
   };
   auto no_range = [](const SweepPointRun&) { return std::pair{double(NAN), double(NAN)}; };
-  body += "<h2>span</h2>\n<p>Median over the timed repetitions; the whiskers run from the fastest to the slowest.</p>\n";
+  body += "<h2>span</h2>\n";
+  if (any_measured(s)) body += "<p>Median over the timed repetitions; the whiskers run from the fastest to the slowest.</p>\n";
   body += plot_svg("span against " + axis.name, "span (ms)", axis, figure_series(s, span_median, predicted_span, span_range));
   for (size_t k = 0; k < s.spec.plots.size(); ++k) {
     body += "<h2>" + escape_markup(s.spec.plots[k].text) + "</h2>\n";
