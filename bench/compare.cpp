@@ -8,7 +8,7 @@
 // one is the host clock from its first call to its final synchronize.
 // Each pair gets about --seconds of timed repetitions (at least 20 of each side), so the noisy
 // short pairs (a pageable N=1024 repetition varies by 15%) get hundreds.
-//   usage: compare [--timer none|events|cupti] [--seconds S] [--only NAME] [--experiments DIR]
+//   usage: compare [--timer none|events|cupti] [--no-gate] [--seconds S] [--only NAME] [--experiments DIR]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -80,12 +80,12 @@ struct Outcome {
   bool runner_valid = false, hand_valid = false;
 };
 
-Outcome compare(const Pair& pair, const std::string& dir, streamlab::TimerChoice timer,
+Outcome compare(const Pair& pair, const std::string& dir, streamlab::TimerChoice timer, bool gate,
                 double seconds) {
   streamlab::LoadOptions options;
   options.overrides = pair.params;
   auto exp = streamlab::load_file(dir + "/" + pair.file, options);
-  auto runner = streamlab::make_cuda_backend(exp, 0, {timer, true});
+  auto runner = streamlab::make_cuda_backend(exp, 0, {.timer = timer, .gate = gate});
   runner->prepare();
   auto hand = pair.hand_written();
   auto run_runner = [&] { return runner->run_repetition().host_span_ms; };
@@ -126,6 +126,9 @@ int main(int argc, char** argv) {
                  "Timed seconds per pair, both sides together (at least 20 rounds)")
       ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--only", only, "Run the pairs whose name contains this");
+  bool no_gate = false;
+  app.add_flag("--no-gate", no_gate,
+               "The runner without its start gate, as `run --no-gate`: what the gate itself costs or hides");
   app.add_option("--experiments", dir, "Directory of the experiments");
   CLI11_PARSE(app, argc, argv);
   auto timer = timer_name == "none"     ? streamlab::TimerChoice::none
@@ -133,17 +136,17 @@ int main(int argc, char** argv) {
                                         : streamlab::TimerChoice::cupti;
 
   fmt::print(
-      "runner (timer {}) vs hand-written: median host spans over interleaved repetitions, about {} "
+      "runner (timer {}{}) vs hand-written: median host spans over interleaved repetitions, about {} "
       "s a pair;\n"
       "ratio: runner median / hand-written median; paired: median of each round's own ratio\n",
-      timer_name, seconds);
+      timer_name, no_gate ? ", no start gate" : "", seconds);
   fmt::print("{:<18} {:>6} {:>11} {:>7} {:>16} {:>7} {:>7} {:>7}  {}\n", "pair", "rounds",
              "runner ms", "cv", "hand-written ms", "cv", "ratio", "paired", "valid");
   int failures = 0;
   for (const auto& pair : pairs()) {
     if (pair.name.find(only) == std::string::npos) continue;
     try {
-      auto o = compare(pair, dir, timer, seconds);
+      auto o = compare(pair, dir, timer, !no_gate, seconds);
       fmt::print("{:<18} {:>6} {:>11.3f} {:>6.1f}% {:>16.3f} {:>6.1f}% {:>7.3f} {:>7.3f}  {}\n",
                  pair.name, o.runner.n, o.runner.median, 100 * o.runner.cv, o.hand.median,
                  100 * o.hand.cv, o.runner.median / o.hand.median, o.paired,
