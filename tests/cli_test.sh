@@ -24,7 +24,7 @@ expect() {
   fi
 }
 
-expect version 0 '^streamlab [0-9]+\.[0-9]+\.[0-9]+$' -- "$bin" --version
+expect version 0 '^streamlab [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{8}(-dirty)?, [0-9]{4}-[0-9]{2}-[0-9]{2}|unknown)\)$' -- "$bin" --version
 expect help 0 'Subcommands:' -- "$bin" --help
 expect run-help 0 '--backend' -- "$bin" run --help
 expect list 0 'transpose_tiled' -- "$bin" list

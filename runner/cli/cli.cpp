@@ -16,6 +16,7 @@
 #include "runner/core/errors.hpp"
 #include "runner/core/limits.hpp"
 #include "runner/core/suggest.hpp"
+#include "runner/core/version.hpp"
 
 namespace streamlab {
 namespace {
@@ -144,7 +145,7 @@ int run_cli(int argc, char** argv) {
   merge_stderr_if_asked(argc, argv);
   if (reject_unknown_command(argc, argv)) return kExitInvalid;
   CLI::App app{"streamlab: a YAML-driven CUDA streams experiment runner"};
-  app.set_version_flag("--version", std::string("streamlab ") + STREAMLAB_VERSION);
+  app.set_version_flag("--version", version_line());
   app.require_subcommand(1);
   RunArgs args;
   auto* run = app.add_subcommand(
