@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 
@@ -17,6 +19,7 @@
 #include "runner/core/limits.hpp"
 #include "runner/core/suggest.hpp"
 #include "runner/core/version.hpp"
+#include "runner/report/colour.hpp"
 
 namespace streamlab {
 namespace {
@@ -26,6 +29,23 @@ std::string validate_set(std::string& s) {
   if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
     return "expected NAME=VALUE (e.g. --set N=4096), got '" + s + "'";
   return "";
+}
+
+// A whole-number option's check, on the text before CLI11 converts it: says the range in plain
+// words (CLI11's own checks print the double's range, 309 digits) and refuses what does not fit,
+// where CLI11's conversion would clamp it. `most` < 0: no upper bound.
+CLI::Validator whole_number(int64_t least, int64_t most = -1) {
+  auto range = most < 0 ? fmt::format("{} or more", least) : fmt::format("from {} to {}", least, most);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        int64_t value = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec == std::errc() && end == text.data() + text.size() && value >= least &&
+            (most < 0 || value <= most))
+          return "";
+        return fmt::format("expected a whole number {}, got '{}'", range, printable(text));
+      },
+      "");
 }
 
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
@@ -49,6 +69,19 @@ bool reject_unknown_command(int argc, char** argv) {
   return true;
 }
 
+// --color on every subcommand (runner/report/colour.hpp decides what it means).
+void add_colour_option(CLI::App* cmd, std::string& colour) {
+  cmd->add_option("--color,--colour", colour,
+                  "Colour verdicts and diagnostics: auto (on a terminal, unless NO_COLOR is set), "
+                  "always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+}
+
+// CLI11's own messages (a bad option, a value out of range) read like streamlab's other errors.
+std::string failure_message(const CLI::App*, const CLI::Error& e) {
+  return fmt::format("streamlab: error: {}\nRun with --help for more information.\n", e.what());
+}
+
 void add_timeout_option(CLI::App* cmd, RunArgs& args) {
   cmd->add_option(
          "--timeout", args.timeout,
@@ -57,7 +90,7 @@ void add_timeout_option(CLI::App* cmd, RunArgs& args) {
              "(default: the experiment's `timeout:`, else {} s)",
              limits::kDefaultTimeoutSeconds))
       ->type_name("SECONDS")
-      ->check(CLI::Range(int64_t{0}, limits::kMaxTimeoutSeconds));
+      ->check(whole_number(0, limits::kMaxTimeoutSeconds));
 }
 
 void add_profile_option(CLI::App* cmd, RunArgs& args) {
@@ -87,13 +120,13 @@ void add_no_stderr_flag(CLI::App* cmd, RunArgs& args) {
 
 void add_run_options(CLI::App* run, RunArgs& args) {
   run->add_option("--repeat", args.repeat, "Timed repetitions (default: the experiment's repeat)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, limits::kRepetitions));
   run->add_option("--warmup", args.warmup,
                   "Untimed repetitions first (default: the experiment's warmup)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, limits::kRepetitions));
   run->add_option("--backend", args.backend, "cuda, host, or auto: cuda when a device exists")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
-  run->add_option("--device", args.device, "CUDA device index");
+  run->add_option("--device", args.device, "CUDA device index")->check(whole_number(0, INT32_MAX));
   run->add_option(
          "--timer", args.timer,
          "Device timing: cupti (activity records), events (CUDA events in each op's stream), none "
@@ -147,7 +180,9 @@ int run_cli(int argc, char** argv) {
   CLI::App app{"streamlab: a YAML-driven CUDA streams experiment runner"};
   app.set_version_flag("--version", version_line());
   app.require_subcommand(1);
+  app.failure_message(failure_message);
   RunArgs args;
+  std::string colour = "auto";
   auto* run = app.add_subcommand(
       "run", "Load, run (warm-up + timed repetitions), check and report an experiment");
   run->add_option("experiment", args.file, "Experiment YAML file")->required();
@@ -191,7 +226,7 @@ int run_cli(int argc, char** argv) {
       ->check(CLI::Validator(validate_set, ""));
   grade->add_option("--backend", args.backend, "cuda, host, or auto: cuda when a device exists")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
-  grade->add_option("--device", args.device, "CUDA device index");
+  grade->add_option("--device", args.device, "CUDA device index")->check(whole_number(0, INT32_MAX));
   grade->add_option("--json", args.json, "Write the grade as JSON (schemas/grade.schema.json)")
       ->type_name("FILE");
   add_timeout_option(grade, args);
@@ -205,15 +240,18 @@ int run_cli(int argc, char** argv) {
   calibrate->add_option("--output,-o", args.output, "Where to write the profile; - for stdout")
       ->required()
       ->type_name("FILE");
-  calibrate->add_option("--device", args.device, "CUDA device index");
+  calibrate->add_option("--device", args.device, "CUDA device index")->check(whole_number(0, INT32_MAX));
   add_timeout_option(calibrate, args);
-  app.add_subcommand("list", "List the ops, kernels and checks an experiment can use");
+  auto* list = app.add_subcommand("list", "List the ops, kernels and checks an experiment can use");
+  for (auto* cmd : {run, check, grade, calibrate, list}) add_colour_option(cmd, colour);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    TerminalColour painted(colour_when(colour));
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitInvalid;
   }
+  TerminalColour painted(colour_when(colour));
   try {
     if (run->parsed()) return cmd_run(args);
     if (check->parsed()) return cmd_check(args);
