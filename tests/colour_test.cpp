@@ -19,21 +19,29 @@ TEST_CASE("colour: auto colours a terminal only, NO_COLOR (non-empty) and TERM=d
 }
 
 TEST_CASE("colour: verdict words and severities are painted, nothing else") {
-  CHECK(paint_line("  PASS  transpose(a -> b)") == "  \033[32mPASS\033[0m  transpose(a -> b)");
-  CHECK(paint_line("  FAIL  value(x)") == "  \033[1;31mFAIL\033[0m  value(x)");
-  CHECK(paint_line("  ----  host_time(h) < 1") == "  \033[33m----\033[0m  host_time(h) < 1");
-  CHECK(paint_line("verdict: FAILED: 1 check failed") ==
-        "verdict: \033[1;31mFAILED\033[0m: 1 check failed");
-  CHECK(paint_line("verdict: passed: every check") == "verdict: \033[1;32mpassed\033[0m: every check");
-  CHECK(paint_line("verdict: INCOMPLETE: x") == "verdict: \033[1;33mINCOMPLETE\033[0m: x");
-  CHECK(paint_line("        not evaluated: no GPU") == "        \033[33mnot evaluated\033[0m: no GPU");
-  CHECK(paint_line("e.yaml:7:5: error: unknown op") == "e.yaml:7:5: \033[1;31merror:\033[0m unknown op");
-  CHECK(paint_line("e.yaml:3:1: warning: w") == "e.yaml:3:1: \033[1;35mwarning:\033[0m w");
-  // The first severity of the line, not a later one in the message.
-  CHECK(paint_line("streamlab: note: a note: error: b") ==
-        "streamlab: \033[1;36mnote:\033[0m a note: error: b");
-  // A quoted source line, a table row and a plain line stay as they are.
-  CHECK(paint_line("    7 |   x: error: y") == "    7 |   x: error: y");
-  CHECK(paint_line("2 of 2 checks passed") == "2 of 2 checks passed");
-  CHECK(paint_line("") == "");
+  struct Case {
+    const char* line;
+    const char* painted;
+  };
+  const Case cases[] = {
+      {"  PASS  transpose(a -> b)", "  \033[32mPASS\033[0m  transpose(a -> b)"},
+      {"  FAIL  value(x)", "  \033[1;31mFAIL\033[0m  value(x)"},
+      {"  ----  host_time(h) < 1", "  \033[33m----\033[0m  host_time(h) < 1"},
+      {"verdict: FAILED: 1 check failed", "verdict: \033[1;31mFAILED\033[0m: 1 check failed"},
+      {"verdict: passed: every check", "verdict: \033[1;32mpassed\033[0m: every check"},
+      {"verdict: INCOMPLETE: x", "verdict: \033[1;33mINCOMPLETE\033[0m: x"},
+      {"        not evaluated: no GPU", "        \033[33mnot evaluated\033[0m: no GPU"},
+      {"e.yaml:7:5: error: unknown op", "e.yaml:7:5: \033[1;31merror:\033[0m unknown op"},
+      {"e.yaml:3:1: warning: w", "e.yaml:3:1: \033[1;35mwarning:\033[0m w"},
+      // The first severity of the line, not a later one in the message.
+      {"streamlab: note: a note: error: b", "streamlab: \033[1;36mnote:\033[0m a note: error: b"},
+      // A quoted source line, a summary and an empty line stay as they are.
+      {"    7 |   x: error: y", "    7 |   x: error: y"},
+      {"2 of 2 checks passed", "2 of 2 checks passed"},
+      {"", ""},
+  };
+  for (const Case& c : cases) {
+    INFO(c.line);
+    CHECK(paint_line(c.line) == c.painted);
+  }
 }
