@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "runner/cli/commands.hpp"
+#include "runner/cli/completion.hpp"
 #include "runner/core/diagnostics.hpp"
 #include "runner/core/errors.hpp"
 #include "runner/core/limits.hpp"
@@ -60,7 +61,8 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
 // "did you mean" for a mistyped subcommand, before CLI11 gives its generic message.
 bool reject_unknown_command(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return false;
-  const std::vector<std::string> commands = {"run", "check", "grade", "calibrate", "list"};
+  const std::vector<std::string> commands = {"run",  "check",      "grade",  "calibrate",
+                                             "list", "completion", "manpage"};
   std::string word = argv[1];
   if (std::find(commands.begin(), commands.end(), word) != commands.end()) return false;
   std::cerr << fmt::format(
@@ -177,7 +179,7 @@ void merge_stderr_if_asked(int argc, char** argv) {
 int run_cli(int argc, char** argv) {
   merge_stderr_if_asked(argc, argv);
   if (reject_unknown_command(argc, argv)) return kExitInvalid;
-  CLI::App app{"streamlab: a YAML-driven CUDA streams experiment runner"};
+  CLI::App app{"a YAML-driven CUDA streams experiment runner", "streamlab"};
   app.set_version_flag("--version", version_line());
   app.require_subcommand(1);
   app.failure_message(failure_message);
@@ -244,6 +246,11 @@ int run_cli(int argc, char** argv) {
   add_timeout_option(calibrate, args);
   auto* list = app.add_subcommand("list", "List the ops, kernels and checks an experiment can use");
   for (auto* cmd : {run, check, grade, calibrate, list}) add_colour_option(cmd, colour);
+  // Hidden: what the build runs to make the installed completions and man page (completion.hpp).
+  std::string shell;
+  auto* completion = app.add_subcommand("completion", "Print the shell's completion script")->group("");
+  completion->add_option("shell", shell)->required()->check(CLI::IsMember({"bash", "zsh"}));
+  auto* manpage = app.add_subcommand("manpage", "Print the man page (roff)")->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -257,6 +264,8 @@ int run_cli(int argc, char** argv) {
     if (check->parsed()) return cmd_check(args);
     if (grade->parsed()) return cmd_grade(args);
     if (calibrate->parsed()) return cmd_calibrate(args);
+    if (completion->parsed()) return print_generated(app, shell);
+    if (manpage->parsed()) return print_generated(app, "man");
     return cmd_list();
   } catch (const InvalidExperiment& e) {
     std::cerr << e.what();
