@@ -10,13 +10,14 @@ trap 'rm -rf "$prefix"' EXIT
 failed=0
 fail() { echo "FAIL $*"; failed=1; }
 cmake --install "$build" --prefix "$prefix" >/dev/null || { echo "FAIL cmake --install"; exit 1; }
-
 doc=$prefix/share/doc/streamlab
+
 for f in bin/streamlab share/man/man1/streamlab.1 share/bash-completion/completions/streamlab \
-         share/zsh/site-functions/_streamlab share/doc/streamlab/README.md share/doc/streamlab/docs/cli.md \
-         share/doc/streamlab/docs/install.md share/doc/streamlab/schemas/experiment.schema.json \
-         share/doc/streamlab/experiments/labs/overlap/solution.yaml; do
+         share/zsh/site-functions/_streamlab; do
   [[ -s $prefix/$f ]] || fail "not installed: $f"
+done
+for f in README.md docs/cli.md docs/install.md schemas/experiment.schema.json experiments/labs/overlap/solution.yaml; do
+  [[ -s $doc/$f ]] || fail "not installed: share/doc/streamlab/$f"
 done
 "$prefix/bin/streamlab" --version | grep -q '^streamlab .* (commit ' || fail "installed --version: $("$prefix/bin/streamlab" --version)"
 "$prefix/bin/streamlab" check "$doc/experiments/01_one_transpose.yaml" >/dev/null || fail "installed program: check of an installed example"

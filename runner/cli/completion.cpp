@@ -234,7 +234,8 @@ std::string man_page(const ProgramModel& m, const std::string& date, const std::
       "backend)\n"
       ".SH ENVIRONMENT\n"
       ".TP\n.B NO_COLOR\nany non\\-empty value: no colour, unless \\fB\\-\\-color always\\fR\n"
-      ".SH SEE ALSO\nREADME.md and docs/ in share/doc/streamlab under the installation prefix "
+      ".SH SEE ALSO\n"
+      "The README.md and docs/ in share/doc/streamlab under the installation prefix "
       "(\\fI/usr/share/doc/streamlab\\fR from the Debian package).\n",
       roff(date), roff(version), roff(m.program.help), options, commands);
 }
