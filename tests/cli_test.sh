@@ -261,6 +261,15 @@ else
   echo "cli: script(1) not found (util-linux): colour on a terminal not tested"
 fi
 
+# Progress within a repetition that runs for seconds: on a terminal, what it is doing; into a pipe,
+# nothing (what the run prints is the same as without the line).
+slow=tests/data/slow_repetition.yaml
+if command -v script >/dev/null; then
+  expect progress-terminal 0 "timed repetition 1 of 1, [0-9]+ s: performing op 'slow_transpose' \(launch" -- \
+    script -qec "$(printf '%q ' "$bin" run $slow --backend host --set T=1200)" /dev/null
+fi
+expect progress-pipe 0 '^quiet$' -- bash -c "'$bin' run $slow --backend host --set T=1200 2>&1 >/dev/null | grep -q repetition && echo shown || echo quiet"
+
 # Without a GPU: auto falls back to the host backend and says so; cuda is a runtime failure.
 if ! "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32 >/dev/null 2>&1; then
   expect auto-fallback 4 'note: no CUDA device .*running on the host backend' -- \

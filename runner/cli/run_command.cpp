@@ -128,7 +128,7 @@ RunRecord run_with(const Experiment& exp, const RunArgs& args, Findings findings
     compile_for_check(exp);
   }
   RunOptions options = run_options(exp, args, *backend);
-  options.progress = progress_printer();
+  options.progress = limit.progress_printer();
   options.where = &limit.progress;
   options.notes = environment_notes(exp);
   options.findings = std::move(findings);
