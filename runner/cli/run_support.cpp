@@ -57,6 +57,8 @@ std::unique_ptr<Backend> choose_backend(const Experiment& exp, const RunArgs& ar
 
 namespace {
 
+// Straight to the file descriptor, not through std::cerr: the colour module's buffer holds text
+// until its newline, and the progress line never has one.
 void write_stderr(std::string_view text) {
   for (size_t done = 0; done < text.size();) {
     ssize_t n = ::write(STDERR_FILENO, text.data() + done, text.size() - done);
