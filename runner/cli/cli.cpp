@@ -34,19 +34,23 @@ std::string validate_set(std::string& s) {
 
 // A whole-number option's check, on the text before CLI11 converts it: says the range in plain
 // words (CLI11's own checks print the double's range, 309 digits) and refuses what does not fit,
-// where CLI11's conversion would clamp it. `most` < 0: no upper bound.
-CLI::Validator whole_number(int64_t least, int64_t most = -1) {
-  auto range = most < 0 ? fmt::format("{} or more", least) : fmt::format("from {} to {}", least, most);
+// where CLI11's conversion would clamp it.
+CLI::Validator whole_number(int64_t least, int64_t most) {
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         int64_t value = 0;
         auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
         if (ec == std::errc() && end == text.data() + text.size() && value >= least &&
-            (most < 0 || value <= most))
+            value <= most)
           return "";
-        return fmt::format("expected a whole number {}, got '{}'", range, printable(text));
+        return fmt::format("expected a whole number from {} to {}, got '{}'", least, most,
+                           printable(text));
       },
       "");
+}
+
+void add_device_option(CLI::App* cmd, RunArgs& args) {
+  cmd->add_option("--device", args.device, "CUDA device index")->check(whole_number(0, INT32_MAX));
 }
 
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
@@ -128,7 +132,7 @@ void add_run_options(CLI::App* run, RunArgs& args) {
       ->check(whole_number(0, limits::kRepetitions));
   run->add_option("--backend", args.backend, "cuda, host, or auto: cuda when a device exists")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
-  run->add_option("--device", args.device, "CUDA device index")->check(whole_number(0, INT32_MAX));
+  add_device_option(run, args);
   run->add_option(
          "--timer", args.timer,
          "Device timing: cupti (activity records), events (CUDA events in each op's stream), none "
@@ -228,7 +232,7 @@ int run_cli(int argc, char** argv) {
       ->check(CLI::Validator(validate_set, ""));
   grade->add_option("--backend", args.backend, "cuda, host, or auto: cuda when a device exists")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
-  grade->add_option("--device", args.device, "CUDA device index")->check(whole_number(0, INT32_MAX));
+  add_device_option(grade, args);
   grade->add_option("--json", args.json, "Write the grade as JSON (schemas/grade.schema.json)")
       ->type_name("FILE");
   add_timeout_option(grade, args);
@@ -242,13 +246,14 @@ int run_cli(int argc, char** argv) {
   calibrate->add_option("--output,-o", args.output, "Where to write the profile; - for stdout")
       ->required()
       ->type_name("FILE");
-  calibrate->add_option("--device", args.device, "CUDA device index")->check(whole_number(0, INT32_MAX));
+  add_device_option(calibrate, args);
   add_timeout_option(calibrate, args);
   auto* list = app.add_subcommand("list", "List the ops, kernels and checks an experiment can use");
   for (auto* cmd : {run, check, grade, calibrate, list}) add_colour_option(cmd, colour);
   // Hidden: what the build runs to make the installed completions and man page (completion.hpp).
   std::string shell;
-  auto* completion = app.add_subcommand("completion", "Print the shell's completion script")->group("");
+  auto* completion =
+      app.add_subcommand("completion", "Print the shell's completion script")->group("");
   completion->add_option("shell", shell)->required()->check(CLI::IsMember({"bash", "zsh"}));
   auto* manpage = app.add_subcommand("manpage", "Print the man page (roff)")->group("");
   try {
