@@ -24,7 +24,7 @@ expect() {
   fi
 }
 
-expect version 0 '^streamlab [0-9]+\.[0-9]+\.[0-9]+$' -- "$bin" --version
+expect version 0 '^streamlab [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{8}(-dirty)?, [0-9]{4}-[0-9]{2}-[0-9]{2}|unknown)\)$' -- "$bin" --version
 expect help 0 'Subcommands:' -- "$bin" --help
 expect run-help 0 '--backend' -- "$bin" run --help
 expect list 0 'transpose_tiled' -- "$bin" list
@@ -232,6 +232,43 @@ expect grade-output-over-peer 2 "peer 'reference'" -- "$bin" grade tests/labs/ov
 expect grade-time-limit 1 '"status": "failed"' -- bash -c "'$bin' grade $lab/solution.yaml --rubric $rubric --backend host --timeout 1 --gradescope '$out.gs' >/dev/null 2>&1; rc=\$?; grep -q 'not finished: time limit reached' '$out.gs' || exit 9; cat '$out.gs'; exit \$rc"
 expect run-rubric 2 "this file is a rubric, not an experiment" -- "$bin" run $rubric --backend host
 rm -f "$out.sub.yaml" "$out.err" "$out.gs" "$out.bad.rubric.yaml"
+
+# Numeric options say their range in words, the project's limits (runner/core/limits.hpp).
+one=experiments/01_one_transpose.yaml
+expect repeat-zero 2 "^streamlab: error: --repeat: expected a whole number from 1 to 1000000, got '0'$" -- "$bin" run $one --repeat 0
+expect repeat-huge 2 "--repeat: expected a whole number from 1 to 1000000, got '99999999999999999999'" -- "$bin" run $one --repeat 99999999999999999999
+expect repeat-fraction 2 "--repeat: expected a whole number from 1 to 1000000, got '1.5'" -- "$bin" run $one --repeat 1.5
+expect warmup-negative 2 "--warmup: expected a whole number from 0 to 1000000, got '-1'" -- "$bin" run $one --warmup -1
+expect timeout-range 2 "--timeout: expected a whole number from 0 to 86400, got '86401'" -- "$bin" check $one --timeout 86401
+expect device-word 2 "--device: expected a whole number from 0 to 2147483647, got 'x'" -- "$bin" grade $one --rubric r.yaml --device x
+expect no-309-digits 2 '^[^0-9]*([0-9]{1,10}[^0-9]+)*$' -- "$bin" run $one --warmup -1
+
+# Colour (runner/report/colour.hpp): never into a pipe or a file unless --color always; on a
+# terminal (script(1) gives the command one) unless NO_COLOR or --color never.
+esc=$'\033['
+coloured() { if "$@" 2>&1 | grep -qF "$esc"; then echo coloured; else echo plain; fi; }
+on_terminal() { script -qec "$(printf '%q ' "$@")" /dev/null; }
+expect colour-pipe 0 '^plain$' -- coloured "$bin" run $one --backend host --set N=32
+expect colour-always 0 '^coloured$' -- coloured "$bin" run $one --backend host --set N=32 --color always
+expect colour-always-diagnostic 2 "error:${esc//[/\\[}0m unknown op" -- "$bin" check tests/bad/02_unknown_op.yaml --color always
+expect colour-never 0 '^plain$' -- coloured "$bin" check tests/bad/02_unknown_op.yaml --color never
+if command -v script >/dev/null; then
+  expect colour-terminal 0 '^coloured$' -- coloured env -u NO_COLOR TERM=xterm bash -c "$(declare -f on_terminal); on_terminal '$bin' run $one --backend host --set N=32"
+  expect colour-no-color 0 '^plain$' -- coloured env NO_COLOR=1 TERM=xterm bash -c "$(declare -f on_terminal); on_terminal '$bin' run $one --backend host --set N=32"
+  expect colour-no-color-always 0 '^coloured$' -- coloured env NO_COLOR=1 TERM=xterm bash -c "$(declare -f on_terminal); on_terminal '$bin' run $one --backend host --set N=32 --color always"
+  expect colour-terminal-never 0 '^plain$' -- coloured env -u NO_COLOR TERM=xterm bash -c "$(declare -f on_terminal); on_terminal '$bin' check tests/bad/02_unknown_op.yaml --color never"
+else
+  echo "cli: script(1) not found (util-linux): colour on a terminal not tested"
+fi
+
+# Progress within a repetition that runs for seconds: on a terminal, what it is doing; into a pipe,
+# nothing (what the run prints is the same as without the line).
+slow=tests/data/slow_repetition.yaml
+if command -v script >/dev/null; then
+  expect progress-terminal 0 "timed repetition 1 of 1, [0-9]+ s: performing op 'slow_transpose' \(launch" -- \
+    script -qec "$(printf '%q ' "$bin" run $slow --backend host --set T=1200)" /dev/null
+fi
+expect progress-pipe 0 '^quiet$' -- bash -c "'$bin' run $slow --backend host --set T=1200 2>&1 >/dev/null | grep -q repetition && echo shown || echo quiet"
 
 # Without a GPU: auto falls back to the host backend and says so; cuda is a runtime failure.
 if ! "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32 >/dev/null 2>&1; then

@@ -14,7 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake make g++ libyaml-cpp-dev libfmt-dev libcli11-dev nlohmann-json3-dev doctest-dev python3 python3-jsonschema python3-yaml libxml2-utils)
+packages=(cmake make g++ libyaml-cpp-dev libfmt-dev libcli11-dev nlohmann-json3-dev doctest-dev python3 python3-jsonschema python3-yaml libxml2-utils
+          zsh groff-base binutils dpkg-dev file)
 
 install_missing() {
   local missing=()

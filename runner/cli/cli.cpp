@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 
@@ -12,10 +14,13 @@
 #include <CLI/CLI.hpp>
 
 #include "runner/cli/commands.hpp"
+#include "runner/cli/completion.hpp"
 #include "runner/core/diagnostics.hpp"
 #include "runner/core/errors.hpp"
 #include "runner/core/limits.hpp"
 #include "runner/core/suggest.hpp"
+#include "runner/core/version.hpp"
+#include "runner/report/colour.hpp"
 
 namespace streamlab {
 namespace {
@@ -25,6 +30,39 @@ std::string validate_set(std::string& s) {
   if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
     return "expected NAME=VALUE (e.g. --set N=4096), got '" + s + "'";
   return "";
+}
+
+// A whole-number option's check, on the text before CLI11 converts it: says the range in plain
+// words (CLI11's own checks print the double's range, 309 digits) and refuses what does not fit,
+// where CLI11's conversion would clamp it.
+CLI::Validator whole_number(int64_t least, int64_t most) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        int64_t value = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec == std::errc() && end == text.data() + text.size() && value >= least &&
+            value <= most)
+          return "";
+        return fmt::format("expected a whole number from {} to {}, got '{}'", least, most,
+                           printable(text));
+      },
+      "");
+}
+
+// The same for a number with a fraction: CLI::Range's message would print its bounds' 309 digits.
+CLI::Validator real_number(double least, double most) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        double value = std::strtod(text.c_str(), &end);
+        if (!text.empty() && end == text.c_str() + text.size() && value >= least && value <= most) return "";
+        return fmt::format("expected a number from {:g} to {:g}, got '{}'", least, most, printable(text));
+      },
+      "");
+}
+
+void add_device_option(CLI::App* cmd, RunArgs& args) {
+  cmd->add_option("--device", args.device, "CUDA device index")->check(whole_number(0, INT32_MAX));
 }
 
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
@@ -39,13 +77,27 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
 // "did you mean" for a mistyped subcommand, before CLI11 gives its generic message.
 bool reject_unknown_command(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return false;
-  const std::vector<std::string> commands = {"run", "check", "grade", "calibrate", "compare", "list"};
+  const std::vector<std::string> commands = {"run",  "check",      "grade",   "calibrate", "compare",
+                                             "list", "completion", "manpage"};
   std::string word = argv[1];
   if (std::find(commands.begin(), commands.end(), word) != commands.end()) return false;
   std::cerr << fmt::format(
       "streamlab: error: unknown command '{}'{} (commands: {}; see streamlab --help)\n", word,
       did_you_mean(word, commands), join(commands));
   return true;
+}
+
+// --color on every subcommand (runner/report/colour.hpp decides what it means).
+void add_colour_option(CLI::App* cmd, std::string& colour) {
+  cmd->add_option("--color,--colour", colour,
+                  "Colour verdicts and diagnostics: auto (on a terminal, unless NO_COLOR is set), "
+                  "always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+}
+
+// CLI11's own messages (a bad option, a value out of range) read like streamlab's other errors.
+std::string failure_message(const CLI::App*, const CLI::Error& e) {
+  return fmt::format("streamlab: error: {}\nRun with --help for more information.\n", e.what());
 }
 
 void add_timeout_option(CLI::App* cmd, RunArgs& args) {
@@ -56,7 +108,7 @@ void add_timeout_option(CLI::App* cmd, RunArgs& args) {
              "(default: the experiment's `timeout:`, else {} s)",
              limits::kDefaultTimeoutSeconds))
       ->type_name("SECONDS")
-      ->check(CLI::Range(int64_t{0}, limits::kMaxTimeoutSeconds));
+      ->check(whole_number(0, limits::kMaxTimeoutSeconds));
 }
 
 void add_profile_option(CLI::App* cmd, RunArgs& args) {
@@ -86,13 +138,13 @@ void add_no_stderr_flag(CLI::App* cmd, RunArgs& args) {
 
 void add_run_options(CLI::App* run, RunArgs& args) {
   run->add_option("--repeat", args.repeat, "Timed repetitions (default: the experiment's repeat)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, limits::kRepetitions));
   run->add_option("--warmup", args.warmup,
                   "Untimed repetitions first (default: the experiment's warmup)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, limits::kRepetitions));
   run->add_option("--backend", args.backend, "cuda, host, or auto: cuda when a device exists")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
-  run->add_option("--device", args.device, "CUDA device index");
+  add_device_option(run, args);
   run->add_option(
          "--timer", args.timer,
          "Device timing: cupti (activity records), events (CUDA events in each op's stream), none "
@@ -151,10 +203,10 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
   compare->add_option("--threshold", args.threshold,
                       "Percent: a significant change of the medians smaller than this is no change (default 5)")
       ->type_name("PERCENT")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(real_number(0, 1000));
   compare->add_option("--alpha", args.alpha, "The test's significance level (default 0.01)")
       ->type_name("P")
-      ->check(CLI::Range(1e-9, 0.5));
+      ->check(real_number(1e-9, 0.5));
   compare->add_option("--json", args.json, "Write the comparison as JSON (schemas/compare.schema.json); - for stdout")
       ->type_name("FILE");
   compare->add_option("--markdown", args.markdown, "Write the markdown table to a file too; - for stdout")
@@ -178,11 +230,13 @@ void merge_stderr_if_asked(int argc, char** argv) {
 int run_cli(int argc, char** argv) {
   merge_stderr_if_asked(argc, argv);
   if (reject_unknown_command(argc, argv)) return kExitInvalid;
-  CLI::App app{"streamlab: a YAML-driven CUDA streams experiment runner"};
-  app.set_version_flag("--version", std::string("streamlab ") + STREAMLAB_VERSION);
+  CLI::App app{"a YAML-driven CUDA streams experiment runner", "streamlab"};
+  app.set_version_flag("--version", version_line());
   app.require_subcommand(1);
+  app.failure_message(failure_message);
   RunArgs args;
   args.command_line.assign(argv, argv + argc);
+  std::string colour = "auto";
   auto* run = app.add_subcommand(
       "run", "Load, run (warm-up + timed repetitions), check and report an experiment");
   run->add_option("experiment", args.file, "Experiment YAML file")->required();
@@ -226,7 +280,7 @@ int run_cli(int argc, char** argv) {
       ->check(CLI::Validator(validate_set, ""));
   grade->add_option("--backend", args.backend, "cuda, host, or auto: cuda when a device exists")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
-  grade->add_option("--device", args.device, "CUDA device index");
+  add_device_option(grade, args);
   grade->add_option("--json", args.json, "Write the grade as JSON (schemas/grade.schema.json)")
       ->type_name("FILE");
   add_timeout_option(grade, args);
@@ -240,23 +294,34 @@ int run_cli(int argc, char** argv) {
   calibrate->add_option("--output,-o", args.output, "Where to write the profile; - for stdout")
       ->required()
       ->type_name("FILE");
-  calibrate->add_option("--device", args.device, "CUDA device index");
+  add_device_option(calibrate, args);
   add_timeout_option(calibrate, args);
   CompareArgs compare_args;
   auto* compare = add_compare_command(app, compare_args);
-  app.add_subcommand("list", "List the ops, kernels and checks an experiment can use");
+  auto* list = app.add_subcommand("list", "List the ops, kernels and checks an experiment can use");
+  for (auto* cmd : {run, check, grade, calibrate, compare, list}) add_colour_option(cmd, colour);
+  // Hidden: what the build runs to make the installed completions and man page (completion.hpp).
+  std::string shell;
+  auto* completion =
+      app.add_subcommand("completion", "Print the shell's completion script")->group("");
+  completion->add_option("shell", shell)->required()->check(CLI::IsMember({"bash", "zsh"}));
+  auto* manpage = app.add_subcommand("manpage", "Print the man page (roff)")->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    TerminalColour painted(colour_when(colour));
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitInvalid;
   }
+  TerminalColour painted(colour_when(colour));
   try {
     if (run->parsed()) return cmd_run(args);
     if (check->parsed()) return cmd_check(args);
     if (grade->parsed()) return cmd_grade(args);
     if (calibrate->parsed()) return cmd_calibrate(args);
     if (compare->parsed()) return cmd_compare(compare_args);
+    if (completion->parsed()) return print_generated(app, shell);
+    if (manpage->parsed()) return print_generated(app, "man");
     return cmd_list();
   } catch (const InvalidExperiment& e) {
     std::cerr << e.what();

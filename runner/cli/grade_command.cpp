@@ -335,7 +335,7 @@ int cmd_grade(const RunArgs& args) {
   // The host backend measures no time: one repetition proves what it can (as `run` does).
   bool timed = g.backends.back()->measures_device_time();
   options.repeat = timed ? rubric.repeat : 1, options.warmup = timed ? rubric.warmup : 0;
-  options.progress = progress_printer();
+  options.progress = limit->progress_printer();
   options.where = &limit->progress;
   options.profile = profile_option(args);
   limit->running_on(g.backends.back().get());

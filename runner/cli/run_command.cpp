@@ -127,8 +127,8 @@ Findings refuse_on_findings(const Experiment& exp, const RunArgs& args) {
 void record_provenance(const Experiment& exp, const RunArgs& args, Provenance& p) {
   p.date = utc_now();
   p.command_line = args.command_line;
-  p.version = STREAMLAB_VERSION;
-  p.commit = build_commit();
+  p.version = std::string(version());
+  p.commit = std::string(commit());
   p.host = host_facts();
   p.experiment_sha256 = sha256_hex(exp.source);
 }
@@ -141,7 +141,7 @@ RunRecord run_with(const Experiment& exp, const RunArgs& args, Findings findings
     compile_for_check(exp);
   }
   RunOptions options = run_options(exp, args, *backend);
-  options.progress = progress_printer();
+  options.progress = limit.progress_printer();
   options.where = &limit.progress;
   options.notes = environment_notes(exp);
   options.findings = std::move(findings);

@@ -1,13 +1,16 @@
 #include "runner/cli/run_support.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "ops/user_kernel.hpp"
+#include "runner/core/diagnostics.hpp"
 #include "runner/core/errors.hpp"
 #include "runner/core/limits.hpp"
 #include "runner/predict/profile_io.hpp"
@@ -52,14 +55,85 @@ std::unique_ptr<Backend> choose_backend(const Experiment& exp, const RunArgs& ar
                            {timers.at(args.timer), !args.no_gate, args.locate_fault});
 }
 
-std::function<void(int64_t, int64_t)> progress_printer() {
-  if (!isatty(STDERR_FILENO)) return {};
-  auto start = std::chrono::steady_clock::now();
-  return [start](int64_t done, int64_t total) {
-    if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
-    std::cerr << fmt::format("\rstreamlab: repetition {} of {}", done, total)
-              << (done == total ? "\r\033[K" : "") << std::flush;
-  };
+namespace {
+
+// Straight to the file descriptor, not through std::cerr: the colour module's buffer holds text
+// until its newline, and the progress line never has one.
+void write_stderr(std::string_view text) {
+  for (size_t done = 0; done < text.size();) {
+    ssize_t n = ::write(STDERR_FILENO, text.data() + done, text.size() - done);
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+int stderr_columns() {
+  winsize size{};
+  return ::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0 ? size.ws_col : 80;
+}
+
+}  // namespace
+
+ProgressLine::ProgressLine(bool terminal, std::function<void(std::string_view)> write, int width)
+    : terminal_(terminal), write_(std::move(write)), width_(width) {}
+
+ProgressLine::ProgressLine()
+    : ProgressLine(::isatty(STDERR_FILENO) == 1, write_stderr, stderr_columns()) {}
+
+std::function<void(int64_t, int64_t)> ProgressLine::printer() {
+  if (!terminal_) return {};
+  return [this](int64_t done, int64_t total) { between(done, total, Clock::now()); };
+}
+
+void ProgressLine::between(int64_t done, int64_t total, Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  over_ = seen_;
+  if (finished_ || now - start_ < std::chrono::seconds(1)) return;
+  show(fmt::format("streamlab: repetition {} of {}", done, total));
+  if (done == total) {
+    write_("\r\033[K");
+    shown_ = false;
+  }
+}
+
+void ProgressLine::tick(const RunProgress& progress, const Backend* backend,
+                        Clock::time_point now) {
+  int phase = progress.phase;
+  int64_t repetition = progress.repetition, of = progress.of;
+  bool repeating = phase == RunProgress::warmup || phase == RunProgress::timed;
+  std::string doing = repeating && backend ? backend->activity() : "";
+  std::lock_guard lock(mutex_);
+  if (!repeating) {  // between runs: the next one's repetition 1 is a new one
+    seen_ = over_ = -1;
+    return;
+  }
+  int64_t seen = repetition * 2 + (phase == RunProgress::timed);
+  if (seen != seen_) seen_ = seen, seen_since_ = now;
+  auto ran = std::chrono::duration<double>(now - seen_since_).count();
+  if (finished_ || seen == over_ || ran < kSlowSeconds) return;
+  show(fmt::format("streamlab: {} repetition {} of {}, {:.0f} s{}{}",
+                   phase == RunProgress::timed ? "timed" : "warm-up", repetition, of, ran,
+                   doing.empty() ? "" : ": ", printable(doing)));
+}
+
+void ProgressLine::finish() {
+  std::lock_guard lock(mutex_);
+  if (shown_) write_("\r\033[K");
+  shown_ = false;
+  finished_ = true;
+}
+
+// The line cut to the terminal's width: a line that wrapped could not be rewritten with \r.
+void ProgressLine::show(std::string text) {
+  if (static_cast<int>(text.size()) >= width_) {
+    text.resize(static_cast<size_t>(std::max(width_ - 1, 0)));
+    while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80)
+      text.pop_back();
+    if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0)
+      text.pop_back();  // a cut lead byte
+  }
+  write_("\r" + text + "\033[K");
+  shown_ = true;
 }
 
 void compile_for_check(const Experiment& exp) {

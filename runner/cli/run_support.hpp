@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -20,6 +21,44 @@
 
 namespace streamlab {
 
+// The progress line on a terminal (stderr), rewritten in place: between repetitions, once the run
+// has taken a second, "repetition 12 of 23"; within a repetition that has run for about
+// kSlowSeconds, about once a second, what it is doing ("timed repetition 3 of 20, 5 s: in the call
+// of op 'sync' (deviceSynchronize, line 38)"). Nothing at all when stderr is no terminal, so logs
+// and tests read as without it. The repetition's own thread never takes its lock: between() runs
+// between repetitions, tick() on the watchdog's thread.
+class ProgressLine {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr int kSlowSeconds = 2;
+  // `write`: where the line goes (stderr, or a test's string); `width`: the terminal's columns.
+  ProgressLine(bool terminal, std::function<void(std::string_view)> write, int width);
+  ProgressLine();  // on stderr, if it is a terminal
+
+  bool on_terminal() const { return terminal_; }
+  // RunOptions::progress: `done` of `total` repetitions (empty when not on a terminal).
+  std::function<void(int64_t done, int64_t total)> printer();
+  void between(int64_t done, int64_t total, Clock::time_point now);
+  // The watchdog's tick: what the repetition in progress is doing, once it has run kSlowSeconds.
+  void tick(const RunProgress& progress, const Backend* backend, Clock::time_point now);
+  // The run is over or failed: the line is cleared, and nothing more is written.
+  void finish();
+
+ private:
+  void show(std::string text);  // with mutex_ held
+
+  bool terminal_;
+  std::function<void(std::string_view)> write_;
+  int width_;
+  Clock::time_point start_ = Clock::now();
+  std::mutex mutex_;
+  bool shown_ = false, finished_ = false;
+  // The repetition tick() last saw (its phase and number), and the one between() said was over:
+  // a tick that reads the progress just before the run enters its next phase must not show it.
+  int64_t seen_ = -1, over_ = -1;
+  Clock::time_point seen_since_{};
+};
+
 // The time limit of a command: the command line's --timeout, else the experiment's (or the
 // rubric's) `timeout:`, else the default. The watchdog names what had not finished when it passes.
 class TimeLimit {
@@ -30,7 +69,16 @@ class TimeLimit {
         file_(std::move(file)),
         start_(std::chrono::steady_clock::now()),
         watchdog_(deadline(seconds(nullptr)), limit_text(nullptr),
-                  [this] { return what_was_running(); }) {}
+                  [this] { return what_was_running(); }) {
+    if (line_.on_terminal())
+      watchdog_.set_ticker([this] { line_.tick(progress, backend_, ProgressLine::Clock::now()); });
+  }
+  ~TimeLimit() { line_.finish(); }  // before the watchdog, whose ticks write the line, stops
+  TimeLimit(const TimeLimit&) = delete;
+  TimeLimit& operator=(const TimeLimit&) = delete;
+
+  // RunOptions::progress: the progress line between repetitions (empty when not on a terminal).
+  std::function<void(int64_t, int64_t)> progress_printer() { return line_.printer(); }
 
   // Once the experiment is loaded, its own `timeout:` applies unless --timeout was given.
   void loaded(const Experiment& exp) {
@@ -95,6 +143,7 @@ class TimeLimit {
   std::atomic<const Backend*> backend_{nullptr};
   mutable std::mutex mutex_;
   std::string failure_;
+  ProgressLine line_;
   Watchdog watchdog_;  // last: it calls what_was_running(), which reads the members above
 };
 
@@ -107,10 +156,6 @@ std::shared_ptr<const DeviceProfile> profile_option(const RunArgs& args);
 
 // Chooses the backend; with `auto` and no device, says on stderr that it falls back to the host.
 std::unique_ptr<Backend> choose_backend(const Experiment& exp, const RunArgs& args);
-
-// "repetition 12 of 23" on stderr, rewritten in place, once a run has taken a second; only on a
-// terminal, so logs and pipes stay clean. Empty when stderr is no terminal.
-std::function<void(int64_t, int64_t)> progress_printer();
 
 // User kernels are compiled by `check`, and by a run on the host backend (which cannot run them),
 // for the oldest GPU streamlab targets (PTX for sm_75), so their errors show without a GPU; where

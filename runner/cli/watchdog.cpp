@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 
 #include <fmt/format.h>
@@ -56,17 +57,39 @@ void Watchdog::set_last_words(std::function<int(const std::string&)> last_words)
   last_words_ = std::move(last_words);
 }
 
+void Watchdog::set_ticker(std::function<void()> tick) {
+  {
+    std::lock_guard lock(mutex_);
+    tick_ = std::move(tick);
+  }
+  wake_.notify_all();
+}
+
+// Sleeps until the deadline, or the next tick when there is a ticker; a tick runs without the
+// lock, so that moving the deadline or stopping never waits for it.
 void Watchdog::watch() {
+  constexpr auto kTick = std::chrono::seconds(1);
   std::unique_lock lock(mutex_);
-  std::function<int(const std::string&)> last_words;
+  auto next_tick = std::chrono::steady_clock::now() + kTick;
   while (!stopped_) {
-    if (wake_.wait_until(lock, deadline_) == std::cv_status::no_timeout)
-      continue;  // stopped, or moved
-    if (stopped_ || std::chrono::steady_clock::now() < deadline_) continue;
-    std::string limit = limit_text_;
-    last_words = last_words_;
-    lock.unlock();
-    expire(limit, last_words);
+    auto wake_at = tick_ ? std::min(deadline_, next_tick) : deadline_;
+    if (wake_.wait_until(lock, wake_at) == std::cv_status::no_timeout)
+      continue;  // stopped, moved, or a ticker set
+    auto now = std::chrono::steady_clock::now();
+    if (stopped_) break;
+    if (now >= deadline_) {
+      std::string limit = limit_text_;
+      auto last_words = last_words_;
+      lock.unlock();
+      expire(limit, last_words);
+    }
+    if (tick_ && now >= next_tick) {
+      auto tick = tick_;
+      lock.unlock();
+      tick();
+      lock.lock();
+      next_tick = now + kTick;
+    }
   }
 }
 

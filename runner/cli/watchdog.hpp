@@ -33,6 +33,10 @@ class Watchdog {
   // while it runs.
   void set_last_words(std::function<int(const std::string& message)> last_words);
 
+  // Something to do about once a second on the watchdog's thread while the command runs (the
+  // progress line on a terminal): it must only read what the command updates, never wait for it.
+  void set_ticker(std::function<void()> tick);
+
  private:
   void watch();
   [[noreturn]] void expire(const std::string& limit,
@@ -44,6 +48,7 @@ class Watchdog {
   std::string limit_text_;
   std::function<std::string()> what_was_running_;
   std::function<int(const std::string&)> last_words_;
+  std::function<void()> tick_;
   bool stopped_ = false;
   std::thread thread_;
 };

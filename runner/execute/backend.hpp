@@ -44,6 +44,10 @@ class Backend {
   // repetition runs, so it only reads progress (and asks CUDA, which is thread-safe). "" when it
   // knows nothing more than the run's phase.
   virtual std::string unfinished() const { return ""; }
+  // What the repetition is doing now, in a few words, for the progress line on a terminal
+  // ("in the call of op 'k1' (launch, line 31)"): called about once a second on another thread,
+  // it only reads the atomics the repetition updates anyway. "" when it knows nothing.
+  virtual std::string activity() const { return ""; }
   // The device's peak rates (after prepare()); unknown on the host backend.
   virtual DevicePeaks peaks() const { return {}; }
   // Facts of the device for the provenance (name, UUID, clocks, memory, link, driver, runtime),

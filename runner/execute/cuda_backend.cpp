@@ -230,6 +230,19 @@ class CudaBackend final : public Backend {
         fmt::join(lines, "\n"));
   }
 
+  std::string activity() const override {
+    if (!ready_) return "";
+    int64_t calling = calling_;
+    if (calling >= 0) {
+      const Op& op = exp_.ops[static_cast<size_t>(calling)];
+      return fmt::format("in the call of op '{}' ({}, line {})", op.id, op.kind->name, op.loc.line);
+    }
+    if (waiting_)
+      return fmt::format("waiting for the device to finish the repetition's {} ops",
+                         issued_.load());
+    return "";
+  }
+
   std::span<const std::byte> contents(int index) override {
     const Buffer& b = exp_.buffers[index];
     auto* p = static_cast<std::byte*>(state_.buffers[index]);

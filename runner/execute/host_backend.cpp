@@ -92,6 +92,13 @@ class HostBackend final : public Backend {
                        op.loc.file, op.loc.line, op.loc.col, op.kind->name);
   }
 
+  std::string activity() const override {
+    int64_t i = performing_;
+    if (i < 0) return "";
+    const Op& op = exp_.ops[static_cast<size_t>(i)];
+    return fmt::format("performing op '{}' ({}, line {})", op.id, op.kind->name, op.loc.line);
+  }
+
   std::span<const std::byte> contents(int buffer) override {
     if (!unavailable_[buffer].empty())
       throw ContentsUnavailable(
