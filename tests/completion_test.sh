@@ -29,7 +29,7 @@ complete_words() {
 mkdir -p "$work/files/labs"
 touch "$work/files/exp.yaml" "$work/files/notes.txt"
 complete_words "run" streamlab r
-complete_words "calibrate check" streamlab c                 # not the hidden `completion`
+complete_words "calibrate check compare" streamlab c               # not the hidden `completion`
 complete_words "auto cuda host" streamlab run --backend ''
 complete_words "auto cupti events none" streamlab run exp.yaml --timer ''
 complete_words "json text" streamlab check --format ''
