@@ -105,8 +105,8 @@ TEST_CASE("transpose host references: a short grid leaves the tiles it misses un
   for (int64_t bytes : kSizes) {
     CAPTURE(bytes);
     const int64_t n = 300, edge = transpose_tile(bytes);
-    // Block (bx, by) writes rows bx*edge.., columns by*edge..: grid [1, 2] covers edge rows and
-    // 2*edge columns (clamped to n).
+    // Grid [gx, gy] writes rows [0, gx*edge), columns [0, gy*edge): grid [1, 2] covers edge rows
+    // and 2*edge columns (clamped to n).
     HostRun tiled(n, bytes);
     tiled.launch(host_transpose_tiled, 1, 2, 32, 8);
     CHECK(tiled.wrong(edge, std::min(n, 2 * edge)) == 0);

@@ -37,10 +37,10 @@ decltype(auto) with_elem_type(int64_t elem_bytes, F&& f) {
   }
 }
 
-// transpose_tiled's tile edge, in elements: block (bx, by) writes the tile of out at rows
-// bx*edge.., columns by*edge... A tile row is 512 bytes for 4- and 8-byte elements: shorter rows
-// (the 32-element tile of the reference material) leave the H200 at 83-88% of a device-to-device
-// copy, because each block then reads and writes more, shorter runs of DRAM (docs/format.md).
+// transpose_tiled's tile edge, in elements: a grid [gx, gy] writes the tiles of out in rows
+// [0, gx*edge) and columns [0, gy*edge), one tile per block. A tile row is 512 bytes for 4- and
+// 8-byte elements: with the reference material's 32-element rows each block reads and writes
+// shorter runs of DRAM, and its kernel stayed at 83% of a device-to-device copy on the H200.
 constexpr int64_t transpose_tile(int64_t elem_bytes) { return elem_bytes == 8 ? 64 : 128; }
 
 // Elements from one tile row to the next in shared memory: the tile edge plus a pad that makes a
