@@ -32,27 +32,6 @@ __device__ __forceinline__ void for_batch(int jb, F f) {
       f(b, c, int(threadIdx.y) + (jb + b) * kRows, int(threadIdx.x) + 32 * c);
 }
 
-// The tile this block moves: column c, row r of the grid of tiles of `in`. Blocks are dealt out in
-// launch order (x fastest) to bands of `band` tile rows, each band column by column, so the blocks
-// resident at once (hundreds) cover a near-square patch of tiles: kilobytes of consecutive
-// addresses in every row they read of `in` and write of `out`, where launch order would write 512
-// bytes to each of thousands of rows of `out` (at N = 16384, int64, rows 128 KiB apart), opening a
-// DRAM page for each. A bijection of the grid, so the tiles moved are those of [gridDim.x,
-// gridDim.y], as the host reference has it. band 0: launch order.
-__device__ __forceinline__ void tile_of(int band, int64_t& c, int64_t& r) {
-  if (band <= 0) {
-    c = blockIdx.x, r = blockIdx.y;
-    return;
-  }
-  const int64_t gx = gridDim.x, gy = gridDim.y;
-  const int64_t block = blockIdx.y * gx + blockIdx.x;
-  const int64_t first = block / (band * gx) * band;            // the band's first tile row
-  const int64_t rows = gy - first < band ? gy - first : band;  // fewer in the last band
-  const int64_t in_band = block - first * gx;
-  r = first + in_band % rows;
-  c = in_band / rows;
-}
-
 template <class T>
 constexpr int kEdge = int(transpose_tile(sizeof(T)));
 template <class T>
@@ -98,12 +77,10 @@ __device__ void move_tile(const T* __restrict__ in, T* __restrict__ out, int64_t
 }
 
 template <class T, bool kBarrier, int kRows>
-__global__ void transpose_tiled_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t n,
-                                       int band) {
+__global__ void transpose_tiled_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t n) {
   extern __shared__ __align__(16) unsigned char shared[];
-  int64_t c, r;
-  tile_of(band, c, r);
-  const int64_t r0 = r * kEdge<T>, c0 = c * kEdge<T>;  // the tile of in: first row, first column
+  const int64_t r0 = blockIdx.y * int64_t(kEdge<T>);  // the tile of in: first row, first column
+  const int64_t c0 = blockIdx.x * int64_t(kEdge<T>);
   T* tile = reinterpret_cast<T*>(shared);
   if (r0 + kEdge<T> <= n && c0 + kEdge<T> <= n)  // the same for the whole block
     move_tile<T, kBarrier, kRows, false>(in, out, n, tile, r0, c0);
@@ -177,12 +154,11 @@ __device__ void move_packed_tile(const uint32_t* __restrict__ in, uint32_t* __re
 
 template <int kP, bool kBarrier, int kRows>
 __global__ void transpose_packed_kernel(const uint32_t* __restrict__ in, uint32_t* __restrict__ out,
-                                        int64_t n, int band) {
+                                        int64_t n) {
   extern __shared__ __align__(16) unsigned char shared[];
   constexpr int64_t kEdgeElems = kWordsPerRow<kP> * kP;
   uint32_t* tile = reinterpret_cast<uint32_t*>(shared);
-  int64_t c, r;
-  tile_of(band, c, r);
+  const int64_t c = blockIdx.x, r = blockIdx.y;  // the tile of in: column, row
   if ((c + 1) * kEdgeElems <= n && (r + 1) * kEdgeElems <= n)
     move_packed_tile<kP, kBarrier, kRows, false>(in, out, n, tile, c, r);
   else
@@ -192,18 +168,14 @@ __global__ void transpose_packed_kernel(const uint32_t* __restrict__ in, uint32_
 dim3 to_dim3(const int64_t v[3]) { return dim3(unsigned(v[0]), unsigned(v[1]), unsigned(v[2])); }
 
 template <class T>
-using Kernel = void (*)(const T*, T*, int64_t, int);
-
-// Tile rows per band of the block order (tile_of): an H200 holds 396 to 792 blocks at once (132
-// SMs, 3 to 6 tiles each), which then span 16 tile rows by 25 to 50 tile columns.
-constexpr int kBand = 16;
+using Kernel = void (*)(const T*, T*, int64_t);
 
 // Launches a tile kernel with its tile as dynamic shared memory, plus the launch's own `shared`.
 // A tile above the 48 KiB a block gets without asking is opted in to, and no more, so the rule
 // in transpose.hpp holds for every element size.
 template <class T>
 cudaError_t launch_tile(Kernel<T> kernel, int64_t elem_bytes, const LaunchDims& d,
-                        cudaStream_t stream, const KernelArgs& a, int band = kBand) {
+                        cudaStream_t stream, const KernelArgs& a) {
   constexpr int64_t kWithoutOptIn = 48 * 1024;
   const int64_t tile = transpose_tile_bytes(elem_bytes);
   if (tile > kWithoutOptIn)
@@ -212,7 +184,7 @@ cudaError_t launch_tile(Kernel<T> kernel, int64_t elem_bytes, const LaunchDims& 
         e != cudaSuccess)
       return e;
   kernel<<<to_dim3(d.grid), to_dim3(d.block), size_t(tile + d.shared_bytes), stream>>>(
-      static_cast<const T*>(a.ptr[0]), static_cast<T*>(a.ptr[1]), a.scalar[2], band);
+      static_cast<const T*>(a.ptr[0]), static_cast<T*>(a.ptr[1]), a.scalar[2]);
   return cudaGetLastError();
 }
 
