@@ -39,8 +39,8 @@ void host_transpose_naive(const LaunchDims& d, const KernelArgs& a) {
   transpose_covered(a, d.grid[1] * d.block[1], d.grid[0] * d.block[0]);
 }
 
-// The grid writes the tiles of out in rows [0, gx*edge), columns [0, gy*edge) (transpose_tile);
-// which block moves which tile (the device deals them out in bands) does not change that set.
+// The grid writes the tiles of out in rows [0, gx*edge), columns [0, gy*edge) (transpose_tile):
+// block (bx, by) the one at rows bx*edge.., columns by*edge...
 void host_transpose_tiled(const LaunchDims& d, const KernelArgs& a) {
   const int64_t edge = transpose_tile(a.elem_bytes[0]);
   transpose_covered(a, d.grid[0] * edge, d.grid[1] * edge);
