@@ -224,8 +224,11 @@ template <class State>
 KernelArgs kernel_args(const Op& op, const State& s) {
   KernelArgs a;
   for (size_t i = 0; i < op.args.size(); ++i) {
-    if (op.args[i].range.valid())
+    if (op.args[i].range.valid()) {
       a.ptr[i] = s.at(op.args[i].range), a.count[i] = op.args[i].range.count;
+      a.elem_bytes[i] =
+          static_cast<int64_t>(elem_size(s.exp.buffers[op.args[i].range.buffer].type));
+    }
     a.scalar[i] = op.args[i].scalar;
     a.real[i] = op.args[i].real;
   }

@@ -1,8 +1,10 @@
 // The GPU suite (doctest test suite "gpu", CTest label gpu): the cuda backend on the real runtime.
 // Where there is no device, every case says it skipped and why.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "ops/kernels/kernel.hpp"
@@ -217,10 +219,60 @@ TEST_SUITE("gpu") {
     }
   }
 
+  TEST_CASE("cuda backend: the transposes write what their host references do, for every size") {
+    SKIP_WITHOUT_GPU();
+    // Each element size and both device paths of the small ones (n = 1000: whole words per row;
+    // 1001 and a range starting one element in: not, so element by element); full and short
+    // grids; the in and out ranges start `off` elements into their buffers.
+    struct Case {
+      const char* type;
+      int64_t n, off;
+    };
+    const Case cases[] = {{"uint8", 1000, 0},   {"uint8", 1001, 0},    {"uint8", 1000, 1},
+                          {"float16", 1000, 0}, {"bfloat16", 1001, 0}, {"float16", 1000, 1},
+                          {"int32", 1000, 0},   {"float32", 1001, 1},  {"int64", 1000, 0},
+                          {"float64", 1001, 1}};
+    for (const Case& c : cases) {
+      for (const char* kernel : {"transpose_tiled", "transpose_naive"}) {
+        for (const char* grid : {"full", "short"}) {
+          std::string type = c.type;
+          INFO(kernel, " ", type, " n=", c.n, " offset ", c.off, " ", grid, " grid");
+          std::string g = std::string(grid) == "short" ? "[2, 3]"
+                          : std::string(kernel) == "transpose_naive"
+                              ? "[\"(N+31)/32\", \"(N+31)/32\"]"
+                              : "[\"(N+E-1)/E\", \"(N+E-1)/E\"]";
+          std::string block = std::string(kernel) == "transpose_naive" ? "[32, 32]" : "[32, 8]";
+          int64_t edge = type == "int64" || type == "float64" ? 64 : 128;
+          Experiment e = load_string(
+              fmt::format(R"(name: t
+params: {{N: {n}, E: {edge}, OFF: {off}}}
+buffers:
+  a: {{type: {type}, shape: [N*N+OFF], memory: device, init: {{random: {{seed: 5}}}}}}
+  b: {{type: {type}, shape: [N*N+OFF], memory: device}}
+ops:
+  - memset: {{dst: b, value: 90}}
+  - launch: {{id: k, kernel: {kernel}, grid: {g}, block: {block},
+             args: {{in: {{buffer: a, offset: OFF}}, out: {{buffer: b, offset: OFF}}, n: N}}}}
+)",
+                          fmt::arg("n", c.n), fmt::arg("edge", edge), fmt::arg("off", c.off),
+                          fmt::arg("type", type), fmt::arg("kernel", kernel), fmt::arg("g", g),
+                          fmt::arg("block", block)),
+              "t.yaml");
+          RunRecord gpu_run, host_run;
+          auto gpu = make_cuda_backend(e, 0);
+          auto host = make_host_backend(e);
+          auto on_gpu = run_and_read(e, *gpu, gpu_run);
+          auto on_host = run_and_read(e, *host, host_run);
+          CHECK(on_gpu[1] == on_host[1]);
+        }
+      }
+    }
+  }
+
   TEST_CASE("cuda backend: a failing launch names the op and its line") {
     SKIP_WITHOUT_GPU();
-    // 48 KiB of dynamic shared memory plus transpose_tiled's static tile exceeds what a block may
-    // use without opting in, so the launch itself fails.
+    // 48 KiB of dynamic shared memory on top of transpose_tiled's tile exceeds what the launcher
+    // opts the kernel in to (the tile and no more), so the launch itself fails.
     Experiment e = load_string(R"(name: too-much-shared
 buffers:
   a: {type: int32, shape: [64, 64], memory: device, init: zeros}
@@ -446,8 +498,8 @@ checks:
 
   TEST_CASE("graphs: an op CUDA refuses inside a capture names the captured op and its line") {
     SKIP_WITHOUT_GPU();
-    // 48 KiB of dynamic shared memory plus transpose_tiled's static tile: load cannot know the
-    // kernel's static shared memory; the runtime refuses the launch as it is captured.
+    // 48 KiB of dynamic shared memory on top of transpose_tiled's tile: more than the launcher
+    // opts the kernel in to; the runtime refuses the launch as it is captured.
     Experiment e = load_string(R"(name: bad-capture
 streams: {s1: {}}
 buffers:

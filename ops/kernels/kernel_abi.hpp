@@ -15,10 +15,12 @@ struct LaunchDims {
 
 // Arguments by parameter position: buffer parameters in ptr (device pointers for the cuda
 // backend, host pointers for the host backend; the start of the bound element range) and count
-// (the range's elements), integer parameters in scalar, real ones in real.
+// (the range's elements) and elem_bytes (the size of one of its elements, in bytes: 1, 2, 4 or 8),
+// integer parameters in scalar, real ones in real.
 struct KernelArgs {
   void* ptr[kMaxKernelParams] = {};
   int64_t count[kMaxKernelParams] = {};
+  int64_t elem_bytes[kMaxKernelParams] = {};
   int64_t scalar[kMaxKernelParams] = {};
   double real[kMaxKernelParams] = {};
 };

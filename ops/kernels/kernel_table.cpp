@@ -13,19 +13,28 @@ namespace streamlab {
 namespace {
 
 constexpr KernelParam kTransposeParams[] = {
-    {"in", ParamKind::in_buffer, "n x n matrix, 4-byte elements (int32, uint32, float32)"},
+    {"in", ParamKind::in_buffer,
+     "n x n matrix of 1-, 2-, 4- or 8-byte elements (uint8; float16, bfloat16; int32, uint32, "
+     "float32; int64, float64)"},
     {"out", ParamKind::out_buffer, "n x n matrix, same type as in; receives in transposed"},
     {"n", ParamKind::scalar, "matrix edge, in elements"},
 };
+
+// Element sizes the transposes have instances for.
+bool transposable(ElemType t) {
+  size_t bytes = elem_size(t);
+  return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8;
+}
 
 std::optional<KernelArgProblem> check_square_args(const KernelCall& call) {
   const Buffer& in = call.buffer(0);
   const Buffer& out = call.buffer(1);
   int64_t n = call.scalar(2);
-  if (elem_size(in.type) != 4)
-    return KernelArgProblem{"in", fmt::format("buffer '{}' is {}; expected 4-byte elements "
-                                              "(int32, uint32 or float32)",
-                                              in.name, elem_type_name(in.type))};
+  if (!transposable(in.type))
+    return KernelArgProblem{"in",
+                            fmt::format("buffer '{}' is {} ({} bytes); expected elements of "
+                                        "1, 2, 4 or 8 bytes",
+                                        in.name, elem_type_name(in.type), elem_size(in.type))};
   if (out.type != in.type)
     return KernelArgProblem{
         "out", fmt::format("buffer '{}' is {}, but 'in' is {}; expected the same type", out.name,
@@ -47,11 +56,14 @@ std::optional<KernelArgProblem> check_square_args(const KernelCall& call) {
 std::optional<KernelArgProblem> check_tiled_args(const KernelCall& call) {
   if (auto problem = check_square_args(call)) return problem;
   const auto& block = call.op.block;
-  if (block[0] != kTransposeTile || kTransposeTile % block[1] != 0 || block[2] != 1)
-    return KernelArgProblem{"block",
-                            fmt::format("transpose_tiled needs block [32, k] with k dividing 32 "
-                                        "(one 32x32 tile per block); got [{}, {}, {}]",
-                                        block[0], block[1], block[2])};
+  if (block[0] != 32 || 32 % block[1] != 0 || block[2] != 1) {
+    int64_t edge = transpose_tile(static_cast<int64_t>(elem_size(call.buffer(0).type)));
+    return KernelArgProblem{
+        "block", fmt::format("{} needs block [32, k] with k dividing 32 (one {}x{} "
+                             "tile of {} per block); got [{}, {}, {}]",
+                             kernel_table()[call.op.kernel].name, edge, edge,
+                             elem_type_name(call.buffer(0).type), block[0], block[1], block[2])};
+  }
   return std::nullopt;
 }
 
@@ -252,18 +264,18 @@ constexpr KernelKind kKernels[] = {
      kReduceParams, check_reduce_args, host_reduce_sum, launch_reduce_sum, reduce_bytes},
     {"transpose_naive",
      "out[r][c] = in[c][r], one thread per element, coalesced writes and strided reads "
-     "(the reference material's kernel); grid covers n x n threads",
+     "(the reference material's kernel); 1-, 2-, 4- or 8-byte elements; grid covers n x n threads",
      kTransposeParams, check_square_args, host_transpose_naive, launch_transpose_naive,
      transpose_bytes},
     {"transpose_tiled",
-     "out[r][c] = in[c][r] through a 32x32 shared-memory tile and __syncthreads, coalesced both "
-     "ways; block [32, k], grid [ceil(n/32), ceil(n/32)]",
+     "out[r][c] = in[c][r] through a shared-memory tile and __syncthreads, coalesced both ways; "
+     "tile edge 128 (1-, 2-, 4-byte elements) or 64 (8-byte); block [32, k], grid "
+     "[ceil(n/edge), ceil(n/edge)]",
      kTransposeParams, check_tiled_args, host_transpose_tiled, launch_transpose_tiled,
      transpose_bytes},
     {"transpose_tiled_nobarrier",
      "transpose_tiled without its __syncthreads: threads read tile elements before they are "
-     "written, "
-     "so the result is wrong (claim C9); its host reference is the right transpose",
+     "written, so the result is wrong (claim C9); its host reference is the right transpose",
      kTransposeParams, check_tiled_args, host_transpose_tiled, launch_transpose_tiled_nobarrier,
      transpose_bytes},
 };

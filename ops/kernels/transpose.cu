@@ -1,5 +1,5 @@
-// The two transposes of the reference material. Elements are moved as 32-bit words, so one
-// kernel serves int32, uint32 and float32 buffers.
+// The two transposes of the reference material, for elements of 1, 2, 4 and 8 bytes. Elements
+// are moved as unsigned integers of their size, so one instance serves every type of that size.
 #include <cstdint>
 
 #include "ops/kernels/transpose.hpp"
@@ -9,75 +9,249 @@ namespace {
 
 // One thread per element; consecutive threads write consecutive elements of `out` (coalesced
 // writes) and read a column of `in` (strided reads): the reference material's kernel.
-__global__ void transpose_naive_kernel(const uint32_t* in, uint32_t* out, int64_t n) {
+template <class T>
+__global__ void transpose_naive_kernel(const T* in, T* out, int64_t n) {
   int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   int64_t y = blockIdx.y * int64_t(blockDim.y) + threadIdx.y;
   if (x < n && y < n) out[y * n + x] = in[x * n + y];
 }
 
-// A 32x32 tile goes through shared memory so that both the reads and the writes are coalesced;
-// the +1 column avoids shared-memory bank conflicts on the transposed read. blockDim.x must be 32
-// and blockDim.y must divide 32 (each thread moves 32 / blockDim.y elements). Without the barrier
-// (transpose_tiled_nobarrier, claim C9) a thread may read a tile element before the thread that
-// loads it has written it, so the output depends on warp timing.
-template <bool kBarrier, int kRows>
-__global__ void transpose_tiled_kernel(const uint32_t* in, uint32_t* out, int64_t n) {
-  __shared__ uint32_t tile[kTransposeTile][kTransposeTile + 1];
-  int64_t x = blockIdx.x * int64_t(kTransposeTile) + threadIdx.x;
-  int64_t y = blockIdx.y * int64_t(kTransposeTile) + threadIdx.y;
-#pragma unroll  // kRows is known: every load is in flight at once
-  for (int j = 0; j < kTransposeTile; j += kRows)
-    if (x < n && y + j < n) tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * n + x];
+// Of kRowsLeft rows of bytesPerRow bytes each that a thread moves, how many it loads at once.
+template <int kRowsLeft, int kBytesPerRow>
+constexpr int kBatchRows = kRowsLeft < 64 / kBytesPerRow ? kRowsLeft : 64 / kBytesPerRow;
+
+// Calls f(b, c, j, i) for each cell a thread moves in one batch of its tile rows, from jb on: row
+// j = ty + (jb + b) * kRows of the tile, column i = tx + 32 * c. Unrolled: the batch's cells are
+// straight-line code, so the loads of the first call are all issued before the stores of the next.
+template <int kBatch, int kCols, int kRows, class F>
+__device__ __forceinline__ void for_batch(int jb, F f) {
+#pragma unroll
+  for (int b = 0; b < kBatch; ++b)
+#pragma unroll
+    for (int c = 0; c < kCols; ++c)
+      f(b, c, int(threadIdx.y) + (jb + b) * kRows, int(threadIdx.x) + 32 * c);
+}
+
+template <class T>
+constexpr int kEdge = int(transpose_tile(sizeof(T)));
+template <class T>
+constexpr int kStride = int(transpose_tile_stride(sizeof(T)));
+
+// A kEdge x kEdge tile goes through shared memory so that both the reads and the writes are
+// coalesced; the padded row (kStride) avoids bank conflicts on the transposed read. blockDim is
+// [32, kRows] with kRows dividing 32: thread (tx, ty) moves columns tx, tx+32, ... of rows ty,
+// ty+kRows, ... Without the barrier (transpose_tiled_nobarrier, claim C9) a thread may read a
+// tile element before the thread that loads it has written it, so the output depends on warp
+// timing. kChecked: the tile crosses the matrix's edge, so each element is bounds-checked; a
+// tile inside it runs straight-line code, whose loads the compiler issues all at once.
+template <class T, bool kBarrier, int kRows, bool kChecked>
+__device__ void move_tile(const T* __restrict__ in, T* __restrict__ out, int64_t n, T* tile,
+                          int64_t r0, int64_t c0) {
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  constexpr int kCols = kEdge<T> / 32;     // elements a thread moves per tile row
+  constexpr int kMine = kEdge<T> / kRows;  // tile rows a thread moves
+  // Rows whose loads are in flight together: 64 bytes per thread, few enough registers that
+  // register use does not cut the blocks per SM below what the tile's shared memory allows.
+  constexpr int kBatch = kBatchRows<kMine, kCols* int(sizeof(T))>;
+  auto inside = [&](int j, int i) { return !kChecked || (r0 + j < n && c0 + i < n); };
+#pragma unroll 1
+  for (int jb = 0; jb < kMine; jb += kBatch) {
+    T v[kBatch][kCols];
+    for_batch<kBatch, kCols, kRows>(jb, [&](int b, int c, int j, int i) {
+      if (inside(j, i)) v[b][c] = in[(r0 + j) * n + c0 + i];
+    });
+    for_batch<kBatch, kCols, kRows>(jb, [&](int b, int c, int j, int i) {
+      if (inside(j, i)) tile[j * kStride<T> + i] = v[b][c];
+    });
+  }
   if constexpr (kBarrier)
     __syncthreads();  // every element of the tile is loaded before any thread reads a column
-  x = blockIdx.y * int64_t(kTransposeTile) + threadIdx.x;
-  y = blockIdx.x * int64_t(kTransposeTile) + threadIdx.y;
+#pragma unroll 8
+  for (int jj = 0; jj < kEdge<T>; jj += kRows)
 #pragma unroll
-  for (int j = 0; j < kTransposeTile; j += kRows)
-    if (x < n && y + j < n) out[(y + j) * n + x] = tile[threadIdx.x][threadIdx.y + j];
+    for (int ii = 0; ii < kEdge<T>; ii += 32) {
+      int j = ty + jj, i = tx + ii;
+      if (!kChecked || (c0 + j < n && r0 + i < n))
+        out[(c0 + j) * n + r0 + i] = tile[i * kStride<T> + j];
+    }
+}
+
+template <class T, bool kBarrier, int kRows>
+__global__ void transpose_tiled_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t n) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  const int64_t r0 = blockIdx.y * int64_t(kEdge<T>);  // the tile of in: first row, first column
+  const int64_t c0 = blockIdx.x * int64_t(kEdge<T>);
+  T* tile = reinterpret_cast<T*>(shared);
+  if (r0 + kEdge<T> <= n && c0 + kEdge<T> <= n)  // the same for the whole block
+    move_tile<T, kBarrier, kRows, false>(in, out, n, tile, r0, c0);
+  else
+    move_tile<T, kBarrier, kRows, true>(in, out, n, tile, r0, c0);
+}
+
+// Transposes the kP x kP block of kP-element words w[0..kP) (row i of the block in w[i]).
+template <int kP>
+__device__ void transpose_words(uint32_t w[kP]) {
+  if constexpr (kP == 2) {
+    uint32_t a = __byte_perm(w[0], w[1], 0x5410), b = __byte_perm(w[0], w[1], 0x7632);
+    w[0] = a, w[1] = b;
+  } else {
+    uint32_t a0 = __byte_perm(w[0], w[1], 0x5140), a1 = __byte_perm(w[0], w[1], 0x7362);
+    uint32_t a2 = __byte_perm(w[2], w[3], 0x5140), a3 = __byte_perm(w[2], w[3], 0x7362);
+    w[0] = __byte_perm(a0, a2, 0x5410), w[1] = __byte_perm(a0, a2, 0x7632);
+    w[2] = __byte_perm(a1, a3, 0x5410), w[3] = __byte_perm(a1, a3, 0x7632);
+  }
+}
+
+template <int kP>  // words in a tile row of kP-element words
+constexpr int kWordsPerRow = int(transpose_tile(4 / kP)) / kP;
+
+// transpose_tiled for 1- and 2-byte elements (kP = 4 or 2 per 32-bit word) where rows are whole
+// words: one element per access would need 2-4 times the memory instructions. The same tile as
+// transpose_tiled_kernel, seen as kWords x kWords blocks of kP x kP elements: a thread loads a
+// block's kP words, transposes it in registers and stores word k at tile[k][block column][block
+// row]; after the barrier each thread writes the kP words of one block of out.
+template <int kP, bool kBarrier, int kRows, bool kChecked>
+__device__ void move_packed_tile(const uint32_t* __restrict__ in, uint32_t* __restrict__ out,
+                                 int64_t n, uint32_t* tile, int64_t c, int64_t r) {
+  constexpr int kWords = kWordsPerRow<kP>;
+  constexpr int kWordStride = kWords + 1;  // tile is [kP][kWords][kWordStride]
+  const int64_t nw = n / kP;               // words in a matrix row
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  int64_t r0 = r * (kWords * kP), w0 = c * kWords;
+  constexpr int kCols = kWords / 32;     // blocks a thread moves per row of blocks
+  constexpr int kMine = kWords / kRows;  // rows of blocks a thread moves
+  constexpr int kBatch = kBatchRows<kMine, kCols * kP * 4>;  // as in move_tile
+  // Block row j of the tile starts at matrix row r0 + j * kP; n is a multiple of kP.
+  auto inside = [&](int j, int i) { return !kChecked || (r0 + j * kP < n && w0 + i < nw); };
+#pragma unroll 1
+  for (int jb = 0; jb < kMine; jb += kBatch) {
+    uint32_t w[kBatch][kCols][kP];
+    for_batch<kBatch, kCols, kRows>(jb, [&](int b, int c, int j, int i) {
+      if (!inside(j, i)) return;
+#pragma unroll
+      for (int k = 0; k < kP; ++k) w[b][c][k] = in[(r0 + j * kP + k) * nw + w0 + i];
+    });
+    for_batch<kBatch, kCols, kRows>(jb, [&](int b, int c, int j, int i) {
+      if (!inside(j, i)) return;
+      transpose_words<kP>(w[b][c]);
+#pragma unroll
+      for (int k = 0; k < kP; ++k) tile[(k * kWords + i) * kWordStride + j] = w[b][c][k];
+    });
+  }
+  if constexpr (kBarrier) __syncthreads();
+  r0 = c * (kWords * kP), w0 = r * kWords;  // the tile of out
+#pragma unroll 8
+  for (int jj = 0; jj < kWords; jj += kRows)
+#pragma unroll
+    for (int ii = 0; ii < kWords; ii += 32) {
+      int j = ty + jj, i = tx + ii;
+      if (!inside(j, i)) continue;  // r0 and w0 now name the tile of out
+#pragma unroll
+      for (int k = 0; k < kP; ++k)
+        out[(r0 + j * kP + k) * nw + w0 + i] = tile[(k * kWords + j) * kWordStride + i];
+    }
+}
+
+template <int kP, bool kBarrier, int kRows>
+__global__ void transpose_packed_kernel(const uint32_t* __restrict__ in, uint32_t* __restrict__ out,
+                                        int64_t n) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  constexpr int64_t kEdgeElems = kWordsPerRow<kP> * kP;
+  uint32_t* tile = reinterpret_cast<uint32_t*>(shared);
+  const int64_t c = blockIdx.x, r = blockIdx.y;  // the tile of in: column, row
+  if ((c + 1) * kEdgeElems <= n && (r + 1) * kEdgeElems <= n)
+    move_packed_tile<kP, kBarrier, kRows, false>(in, out, n, tile, c, r);
+  else
+    move_packed_tile<kP, kBarrier, kRows, true>(in, out, n, tile, c, r);
 }
 
 dim3 to_dim3(const int64_t v[3]) { return dim3(unsigned(v[0]), unsigned(v[1]), unsigned(v[2])); }
 
+template <class T>
+using Kernel = void (*)(const T*, T*, int64_t);
+
+// Launches a tile kernel with its tile as dynamic shared memory, plus the launch's own `shared`.
+// A tile above the 48 KiB a block gets without asking is opted in to, and no more, so the rule
+// in transpose.hpp holds for every element size.
+template <class T>
+cudaError_t launch_tile(Kernel<T> kernel, int64_t elem_bytes, const LaunchDims& d,
+                        cudaStream_t stream, const KernelArgs& a) {
+  constexpr int64_t kWithoutOptIn = 48 * 1024;
+  const int64_t tile = transpose_tile_bytes(elem_bytes);
+  if (tile > kWithoutOptIn)
+    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(tile));
+        e != cudaSuccess)
+      return e;
+  kernel<<<to_dim3(d.grid), to_dim3(d.block), size_t(tile + d.shared_bytes), stream>>>(
+      static_cast<const T*>(a.ptr[0]), static_cast<T*>(a.ptr[1]), a.scalar[2]);
+  return cudaGetLastError();
+}
+
+// One instance per block height (load checks it divides 32), so each loop's trip count is known.
+template <class T, template <class, bool, int> class K, bool kBarrier>
+Kernel<T> for_rows(int64_t rows) {
+  switch (rows) {
+    case 1:
+      return K<T, kBarrier, 1>::get();
+    case 2:
+      return K<T, kBarrier, 2>::get();
+    case 4:
+      return K<T, kBarrier, 4>::get();
+    case 8:
+      return K<T, kBarrier, 8>::get();
+    case 16:
+      return K<T, kBarrier, 16>::get();
+    default:
+      return K<T, kBarrier, 32>::get();
+  }
+}
+
+template <class T, bool kBarrier, int kRows>
+struct Tiled {
+  static Kernel<T> get() { return transpose_tiled_kernel<T, kBarrier, kRows>; }
+};
+// The packed kernel for elements of type E, moving uint32_t words.
+template <class E>
+struct Packed {
+  template <class T, bool kBarrier, int kRows>
+  struct Of {
+    static Kernel<T> get() {
+      return transpose_packed_kernel<int(sizeof(uint32_t) / sizeof(E)), kBarrier, kRows>;
+    }
+  };
+};
+
+// Whole words per row and 4-byte aligned matrices: what transpose_packed_kernel needs.
+bool packs(const KernelArgs& a, int64_t elem_bytes) {
+  int64_t per_word = 4 / elem_bytes;
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; };
+  return a.scalar[2] % per_word == 0 && aligned(a.ptr[0]) && aligned(a.ptr[1]);
+}
+
+template <bool kBarrier>
+cudaError_t launch_tiled(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+  return with_elem_type(a.elem_bytes[0], [&](auto zero) {
+    using T = decltype(zero);
+    constexpr int64_t kBytes = sizeof(T);
+    if constexpr (kBytes < 4)
+      if (packs(a, kBytes))
+        return launch_tile<uint32_t>(
+            for_rows<uint32_t, Packed<T>::template Of, kBarrier>(d.block[1]), kBytes, d, stream, a);
+    return launch_tile<T>(for_rows<T, Tiled, kBarrier>(d.block[1]), kBytes, d, stream, a);
+  });
+}
+
 }  // namespace
 
 cudaError_t launch_transpose_naive(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
-  transpose_naive_kernel<<<to_dim3(d.grid), to_dim3(d.block), size_t(d.shared_bytes), stream>>>(
-      static_cast<const uint32_t*>(a.ptr[0]), static_cast<uint32_t*>(a.ptr[1]), a.scalar[2]);
-  return cudaGetLastError();
-}
-
-template <bool kBarrier, int kRows>
-void launch_rows(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
-  transpose_tiled_kernel<kBarrier, kRows>
-      <<<to_dim3(d.grid), to_dim3(d.block), size_t(d.shared_bytes), stream>>>(
-          static_cast<const uint32_t*>(a.ptr[0]), static_cast<uint32_t*>(a.ptr[1]), a.scalar[2]);
-}
-
-// One instance per block height (load checks it divides 32), so each loop is unrolled.
-template <bool kBarrier>
-cudaError_t launch_tiled(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
-  switch (d.block[1]) {
-    case 1:
-      launch_rows<kBarrier, 1>(d, stream, a);
-      break;
-    case 2:
-      launch_rows<kBarrier, 2>(d, stream, a);
-      break;
-    case 4:
-      launch_rows<kBarrier, 4>(d, stream, a);
-      break;
-    case 8:
-      launch_rows<kBarrier, 8>(d, stream, a);
-      break;
-    case 16:
-      launch_rows<kBarrier, 16>(d, stream, a);
-      break;
-    default:
-      launch_rows<kBarrier, 32>(d, stream, a);
-      break;
-  }
-  return cudaGetLastError();
+  return with_elem_type(a.elem_bytes[0], [&](auto zero) {
+    using T = decltype(zero);
+    transpose_naive_kernel<T>
+        <<<to_dim3(d.grid), to_dim3(d.block), size_t(d.shared_bytes), stream>>>(
+            static_cast<const T*>(a.ptr[0]), static_cast<T*>(a.ptr[1]), a.scalar[2]);
+    return cudaGetLastError();
+  });
 }
 
 cudaError_t launch_transpose_tiled(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {

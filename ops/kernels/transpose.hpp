@@ -1,12 +1,14 @@
 #pragma once
+#include <cstdint>
+
 #include <cuda_runtime_api.h>
 
 #include "ops/kernels/kernel_abi.hpp"
 
 namespace streamlab {
 
-// Parameters of both transposes, by position: in, out (n*n 4-byte elements, row-major), n.
-// Each writes out[r][c] = in[c][r] for the elements its grid covers.
+// Parameters of the transposes, by position: in, out (n*n elements of 1, 2, 4 or 8 bytes, the same
+// type, row-major), n. Each writes out[r][c] = in[c][r] for the elements its grid covers.
 cudaError_t launch_transpose_naive(const LaunchDims& dims, cudaStream_t stream,
                                    const KernelArgs& args);
 cudaError_t launch_transpose_tiled(const LaunchDims& dims, cudaStream_t stream,
@@ -18,6 +20,41 @@ cudaError_t launch_transpose_tiled_nobarrier(const LaunchDims& dims, cudaStream_
 void host_transpose_naive(const LaunchDims& dims, const KernelArgs& args);
 void host_transpose_tiled(const LaunchDims& dims, const KernelArgs& args);
 
-inline constexpr int kTransposeTile = 32;  // transpose_tiled's tile edge, in elements
+// Calls f(T{}) with T the unsigned integer of elem_bytes bytes (1, 2 or 8; 4 otherwise, which the
+// kernel table's check has made the only other case): the launchers and the host references pick
+// the instance that moves elements of that size here, in one place.
+template <class F>
+decltype(auto) with_elem_type(int64_t elem_bytes, F&& f) {
+  switch (elem_bytes) {
+    case 1:
+      return f(uint8_t{});
+    case 2:
+      return f(uint16_t{});
+    case 8:
+      return f(uint64_t{});
+    default:
+      return f(uint32_t{});
+  }
+}
+
+// transpose_tiled's tile edge, in elements: a grid [gx, gy] writes the tiles of out in rows
+// [0, gx*edge) and columns [0, gy*edge), one tile per block. A tile row is 512 bytes for 4- and
+// 8-byte elements: with the reference material's 32-element rows each block reads and writes
+// shorter runs of DRAM, and its kernel stayed at 83% of a device-to-device copy on the H200.
+constexpr int64_t transpose_tile(int64_t elem_bytes) { return elem_bytes == 8 ? 64 : 128; }
+
+// Elements from one tile row to the next in shared memory: the tile edge plus a pad that makes a
+// row an odd number of bank words (4 bytes; 8 for 8-byte elements, read a half-warp at a time),
+// so the threads of a warp reading a column hit distinct banks.
+constexpr int64_t transpose_tile_stride(int64_t elem_bytes) {
+  return transpose_tile(elem_bytes) + (elem_bytes < 4 ? 4 / elem_bytes : 1);
+}
+
+// Shared memory a block's tile takes, in bytes (16.5 KiB to 64.5 KiB). A launch adds its `shared`
+// to it; CUDA refuses a block more than 48 KiB in all, or more than the tile where the tile is
+// larger (the launcher opts in to that much and no more).
+constexpr int64_t transpose_tile_bytes(int64_t elem_bytes) {
+  return transpose_tile(elem_bytes) * transpose_tile_stride(elem_bytes) * elem_bytes;
+}
 
 }  // namespace streamlab

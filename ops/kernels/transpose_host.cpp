@@ -1,5 +1,6 @@
 // Host references of the transposes: the same elements the device kernels write, for the
-// same launch geometry, so the host backend and the checks agree with the GPU bit for bit.
+// same launch geometry and element size, so the host backend and the checks agree with the GPU
+// bit for bit.
 #include <algorithm>
 #include <cstdint>
 
@@ -8,35 +9,41 @@
 namespace streamlab {
 namespace {
 
-// out[r][c] = in[c][r] for r in [r0, r1), c in [c0, c1), walked in 32x32 blocks so that both
-// matrices stay in cache.
-void transpose_region(const uint32_t* in, uint32_t* out, int64_t n, int64_t r0, int64_t r1,
-                      int64_t c0, int64_t c1) {
+// out[r][c] = in[c][r] for r in [0, rows), c in [0, cols), walked in 32x32 blocks so that both
+// matrices stay in cache. T is an unsigned integer of the element's size.
+template <class T>
+void transpose_region(const KernelArgs& a, int64_t rows, int64_t cols) {
   constexpr int64_t B = 32;
-  for (int64_t rb = r0; rb < r1; rb += B)
-    for (int64_t cb = c0; cb < c1; cb += B)
-      for (int64_t r = rb; r < std::min(rb + B, r1); ++r)
-        for (int64_t c = cb; c < std::min(cb + B, c1); ++c) out[r * n + c] = in[c * n + r];
+  const T* in = static_cast<const T*>(a.ptr[0]);
+  T* out = static_cast<T*>(a.ptr[1]);
+  const int64_t n = a.scalar[2];
+  for (int64_t rb = 0; rb < rows; rb += B)
+    for (int64_t cb = 0; cb < cols; cb += B)
+      for (int64_t r = rb; r < std::min(rb + B, rows); ++r)
+        for (int64_t c = cb; c < std::min(cb + B, cols); ++c) out[r * n + c] = in[c * n + r];
+}
+
+// The rows and columns the grid covers, clamped to [0, n].
+void transpose_covered(const KernelArgs& a, int64_t rows, int64_t cols) {
+  const int64_t n = a.scalar[2];
+  rows = std::clamp<int64_t>(rows, 0, n);
+  cols = std::clamp<int64_t>(cols, 0, n);
+  with_elem_type(a.elem_bytes[0],
+                 [&](auto zero) { transpose_region<decltype(zero)>(a, rows, cols); });
 }
 
 }  // namespace
 
 // Thread (x, y) writes out[y][x]: the covered rows and columns are those the grid reaches.
 void host_transpose_naive(const LaunchDims& d, const KernelArgs& a) {
-  int64_t n = a.scalar[2];
-  int64_t rows = std::min(n, d.grid[1] * d.block[1]);
-  int64_t cols = std::min(n, d.grid[0] * d.block[0]);
-  transpose_region(static_cast<const uint32_t*>(a.ptr[0]), static_cast<uint32_t*>(a.ptr[1]), n, 0,
-                   std::max<int64_t>(rows, 0), 0, std::max<int64_t>(cols, 0));
+  transpose_covered(a, d.grid[1] * d.block[1], d.grid[0] * d.block[0]);
 }
 
-// Block (bx, by) writes the 32x32 tile of out at rows bx*32.., columns by*32...
+// The grid writes the tiles of out in rows [0, gx*edge), columns [0, gy*edge) (transpose_tile):
+// block (bx, by) the one at rows bx*edge.., columns by*edge...
 void host_transpose_tiled(const LaunchDims& d, const KernelArgs& a) {
-  int64_t n = a.scalar[2];
-  int64_t rows = std::min(n, d.grid[0] * kTransposeTile);
-  int64_t cols = std::min(n, d.grid[1] * kTransposeTile);
-  transpose_region(static_cast<const uint32_t*>(a.ptr[0]), static_cast<uint32_t*>(a.ptr[1]), n, 0,
-                   std::max<int64_t>(rows, 0), 0, std::max<int64_t>(cols, 0));
+  const int64_t edge = transpose_tile(a.elem_bytes[0]);
+  transpose_covered(a, d.grid[0] * edge, d.grid[1] * edge);
 }
 
 }  // namespace streamlab
