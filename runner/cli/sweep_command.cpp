@@ -55,9 +55,12 @@ std::vector<std::shared_ptr<const ExpectNode>> plot_measures(const SweepSpec& sw
   return out;
 }
 
-// Every point resolved, or InvalidExperiment naming the point whose values break the file.
+using Measures = std::vector<std::shared_ptr<const ExpectNode>>;
+
+// Every point resolved, with its plots' measures parsed (`measures`, one entry per point), or
+// InvalidExperiment naming the point whose values break the file.
 std::vector<SweepPointRun> resolve_points(const RunArgs& args, const ParsedExperiment& parsed,
-                                          const SweepSpec& sweep) {
+                                          const SweepSpec& sweep, std::vector<Measures>& measures) {
   std::vector<SweepPointRun> points;
   int64_t samples = 0;
   for (const SweepPoint& p : sweep_points(sweep.axes)) {
@@ -68,7 +71,7 @@ std::vector<SweepPointRun> resolve_points(const RunArgs& args, const ParsedExper
       throw InvalidExperiment(fmt::format("streamlab: error: at sweep point {}:\n{}", point_text(p), e.what()),
                               e.diagnostics);
     }
-    plot_measures(sweep, points.back());  // a plot that does not parse at a point stops the sweep before it runs
+    measures.push_back(plot_measures(sweep, points.back()));  // one that does not parse stops the sweep before it runs
     const Experiment& exp = points.back().exp;
     int64_t repeat = args.repeat >= 0 ? args.repeat : exp.repeat;
     int64_t warmup = args.warmup >= 0 ? args.warmup : exp.warmup;
@@ -93,15 +96,14 @@ std::vector<double> plot_values(const std::vector<std::shared_ptr<const ExpectNo
   return out;
 }
 
-void run_point(const RunArgs& args, const SweepSpec& sweep, SweepPointRun& point, size_t index,
-               size_t total) {
+void run_point(const RunArgs& args, const SweepSpec& sweep, const Measures& measures,
+               SweepPointRun& point, size_t index, size_t total) {
   std::cerr << fmt::format("streamlab: sweep point {} of {}: {}\n", index + 1, total,
                            point_text(point.params));
   RunArgs a = point_args(args, point.params);
   std::optional<TimeLimit> limit(std::in_place, a);
   limit->loaded(point.exp);
   point.record = run_loaded(point.exp, a, limit);
-  auto measures = plot_measures(sweep, point);
   point.plots = plot_values(measures, point.exp, point.record);
   point.predicted_plots.assign(sweep.plots.size(), NAN);
   if (point.record.predicted)
@@ -120,9 +122,11 @@ std::string format_sweep(const SweepRun& sweep, const std::string& option) {
 int run_sweep(const RunArgs& args, const ParsedExperiment& parsed, SweepSpec sweep,
               const OutputPlan& plan) {
   refuse_per_run_reports(args);
-  std::vector<SweepPointRun> points = resolve_points(args, parsed, sweep);
+  std::vector<Measures> measures;
+  std::vector<SweepPointRun> points = resolve_points(args, parsed, sweep, measures);
   SweepRun run{std::move(sweep), std::move(points)};
-  for (size_t i = 0; i < run.points.size(); ++i) run_point(args, run.spec, run.points[i], i, run.points.size());
+  for (size_t i = 0; i < run.points.size(); ++i)
+    run_point(args, run.spec, measures[i], run.points[i], i, run.points.size());
   if (!plan.writes_stdout()) std::cout << format_sweep_console(run) << std::flush;
   std::vector<std::string> texts;
   for (const auto& request : plan.requests()) texts.push_back(format_sweep(run, request.option));
