@@ -65,6 +65,11 @@ std::vector<Pair> pairs() {
   all.push_back({"C10 launches vs graph", "claims/c10_graph_launch.yaml", {}, [] {
                    return bench::graph_launch(1000);
                  }});
+  const int cycles = 10;
+  const long long chunk = 4 << 20;
+  all.push_back({"pipeline 4 streams", "bench/pipeline_four_streams.yaml",
+                 {{"CYCLES", std::to_string(cycles)}, {"N", std::to_string(chunk)}},
+                 [=] { return bench::pipeline(cycles, chunk); }});
   return all;
 }
 

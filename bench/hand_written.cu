@@ -193,6 +193,52 @@ class GraphLaunch final : public HandWritten {
   cudaGraphExec_t exec_ = nullptr;
 };
 
+
+// The timers' pipeline (experiments/bench/pipeline_four_streams.yaml): in each of `cycles` cycles,
+// each of four streams copies its chunk of `n` floats in from pinned memory, scales it by 2 with
+// the same kernel and launch as streamlab's scale (ops/kernels/vector.cu) and copies it out.
+__global__ void scale(float* x, int64_t n, float factor) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    x[i] = __fmul_rn(x[i], factor);
+}
+
+class Pipeline final : public HandWritten {
+ public:
+  Pipeline(int cycles, int64_t n) : s_(4), cycles_(cycles), n_(n), count_(size_t(4) * cycles * n) {
+    CHECK(cudaMallocHost(&h_, count_ * sizeof(float)));
+    CHECK(cudaMallocHost(&r_, count_ * sizeof(float)));
+    CHECK(cudaMalloc(&d_, count_ * sizeof(float)));
+    for (size_t k = 0; k < count_; ++k) h_[k] = float(k % 1000003);  // exact, and doubled exactly
+    std::memset(r_, 0, count_ * sizeof(float));
+  }
+  ~Pipeline() override { cudaFreeHost(h_), cudaFreeHost(r_), cudaFree(d_); }
+  void repetition() override {
+    const size_t bytes = size_t(n_) * sizeof(float);
+    for (int j = 0; j < cycles_; ++j)
+      for (int i = 0; i < 4; ++i) {
+        const size_t off = size_t(4 * j + i) * n_;
+        CHECK(cudaMemcpyAsync(d_ + off, h_ + off, bytes, cudaMemcpyHostToDevice, s_[i]));
+        scale<<<1024, 256, 0, s_[i]>>>(d_ + off, n_, 2.0f);
+        CHECK(cudaMemcpyAsync(r_ + off, d_ + off, bytes, cudaMemcpyDeviceToHost, s_[i]));
+      }
+    CHECK(cudaGetLastError());
+    CHECK(cudaDeviceSynchronize());
+  }
+  bool valid() const override {
+    for (size_t k = 0; k < count_; ++k)
+      if (r_[k] != 2 * h_[k]) return false;
+    return true;
+  }
+
+ private:
+  Streams s_;
+  int cycles_;
+  int64_t n_;
+  size_t count_;
+  float *h_ = nullptr, *r_ = nullptr, *d_ = nullptr;
+};
+
 }  // namespace
 
 std::unique_ptr<HandWritten> graph_launch(int kernels) {
@@ -207,6 +253,9 @@ std::unique_ptr<HandWritten> spins(int streams, long long us) {
 }
 std::unique_ptr<HandWritten> copy_and_kernel(int streams, long long us, long long mib) {
   return std::make_unique<CopyAndKernel>(streams, us, mib);
+}
+std::unique_ptr<HandWritten> pipeline(int cycles, long long n) {
+  return std::make_unique<Pipeline>(cycles, n);
 }
 
 }  // namespace bench

@@ -27,5 +27,8 @@ std::unique_ptr<HandWritten> spins(int streams, long long us);
 std::unique_ptr<HandWritten> copy_and_kernel(int streams, long long us, long long mib);
 // C10: 1000 empty kernels launched one by one, then replayed from a graph captured once.
 std::unique_ptr<HandWritten> graph_launch(int kernels);
+// The timers' pipeline: `cycles` cycles of four streams, each copying n floats in, scaling them
+// and copying them out.
+std::unique_ptr<HandWritten> pipeline(int cycles, long long n);
 
 }  // namespace bench
