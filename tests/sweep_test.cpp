@@ -4,6 +4,7 @@
 
 #include "runner/core/diagnostics.hpp"
 #include "runner/core/sha256.hpp"
+#include "runner/execute/backend.hpp"
 #include "runner/load/load.hpp"
 
 using namespace streamlab;
@@ -136,4 +137,15 @@ TEST_CASE("sha256: the FIPS 180-4 examples, across block boundaries") {
   CHECK(sha256_hex(std::string(1000000, 'a')) ==
         "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
   CHECK(sha256_hex(std::string(55, 'x')) != sha256_hex(std::string(56, 'x')));  // padding's edge
+}
+
+TEST_CASE("provenance: the driver version of either kernel module's version line") {
+  using streamlab::nvidia_driver_version;
+  CHECK(nvidia_driver_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Tue Sep 23 "
+                              "09:55:41 UTC 2025") == "580.95.05");
+  CHECK(nvidia_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  "
+                              "Release Build  (dvs-builder@U22-I3-AF03-09-1)  Tue Sep 23 09:55:41 UTC 2025") ==
+        "580.95.05");
+  CHECK(nvidia_driver_version("") == "");
+  CHECK(nvidia_driver_version("NVRM version: unknown") == "");
 }

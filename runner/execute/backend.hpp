@@ -61,6 +61,10 @@ DevicePeaks cuda_device_peaks(int device);
 // The provenance's facts of a CUDA device (device_peaks.cpp, beside the peaks they share a source
 // with): name, UUID, compute capability, SMs, clocks, memory, bus and link, driver and runtime.
 Facts cuda_device_facts(int device, const DevicePeaks& peaks);
+// The driver's version in the first line of /proc/driver/nvidia/version ("NVRM version: NVIDIA
+// UNIX x86_64 Kernel Module  580.95.05 ...", or "... Open Kernel Module for x86_64  580.95.05 ..."
+// for the open modules): its first word of digits and dots; "" when it has none.
+std::string nvidia_driver_version(const std::string& nvrm_line);
 
 std::unique_ptr<Backend> make_host_backend(const Experiment& exp);
 enum class TimerChoice {

@@ -43,8 +43,9 @@ void link_peak(int device, DevicePeaks& p) {
   int lanes = std::atoi(width.c_str());
   if (gts <= 0 || lanes <= 0) return;
   p.link_gbps = pcie_gbps(gts, lanes);
-  p.link_source =
-      fmt::format("PCIe {} x{} ({} of {})", speed, lanes, dir + "current_link_speed", id);
+  // sysfs writes the speed as "32.0 GT/s PCIe"
+  p.link_source = fmt::format("PCIe {:g} GT/s x{} (from {}current_link_speed and _width)", gts,
+                              lanes, dir);
 }
 
 std::string uuid_text(const cudaUUID_t& u) {
@@ -95,14 +96,25 @@ Facts cuda_device_facts(int device, const DevicePeaks& peaks) {
   int driver = 0, runtime = 0;
   if (cudaDriverGetVersion(&driver) == cudaSuccess) f.emplace_back("cuda_driver", cuda_version(driver));
   if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) f.emplace_back("cuda_runtime", cuda_version(runtime));
-  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..."
-  std::string nvrm = read_line("/proc/driver/nvidia/version");
-  if (auto at = nvrm.find("Kernel Module"); at != std::string::npos) {
-    std::string rest = nvrm.substr(at + 13);
-    rest.erase(0, rest.find_first_not_of(' '));
-    f.emplace_back("driver", rest.substr(0, rest.find(' ')));
-  }
+  if (auto v = nvidia_driver_version(read_line("/proc/driver/nvidia/version")); !v.empty())
+    f.emplace_back("driver", v);
   return f;
+}
+
+std::string nvidia_driver_version(const std::string& nvrm_line) {
+  // Words, not a fixed position: the proprietary and the open modules word the line differently.
+  size_t at = 0;
+  while (at < nvrm_line.size()) {
+    size_t end = nvrm_line.find(' ', at);
+    if (end == std::string::npos) end = nvrm_line.size();
+    std::string word = nvrm_line.substr(at, end - at);
+    bool version = !word.empty() && std::isdigit(static_cast<unsigned char>(word[0])) &&
+                   word.find('.') != std::string::npos &&
+                   word.find_first_not_of("0123456789.") == std::string::npos;
+    if (version) return word;
+    at = end + 1;
+  }
+  return "";
 }
 
 DevicePeaks cuda_device_peaks(int device) {
