@@ -50,6 +50,14 @@ const MeasureComparison& row(const Comparison& c, const std::string& run) {
   return c.rows.front();
 }
 
+// The row of measure `measure` (a recorded run's span or op id).
+const MeasureComparison& measure_row(const Comparison& c, const std::string& measure) {
+  for (const auto& r : c.rows)
+    if (r.measure == measure) return r;
+  FAIL("no row for " << measure);
+  return c.rows.front();
+}
+
 }  // namespace
 
 TEST_CASE("compare: a difference counts when the test finds it and it passes the threshold") {
@@ -156,4 +164,26 @@ TEST_CASE("compare: a results file that is not one is an error naming the file a
   REQUIRE(skipped.size() == 1);
   CHECK(skipped[0] == (dir / "trace.json").string());
   std::filesystem::remove_all(dir);
+}
+
+// Two runs recorded on the H200 one after the other (bench pipeline, 120 ops, 20 repetitions
+// each): with CUPTI, then with the events timer. The span is the same work timed by the host
+// clock, so the timer must not move it; an events-timed copy lasts from the end of the op before
+// it in its stream, so it also holds the time the copy waited for an engine that other streams'
+// copies kept busy, and reads 2-3 times CUPTI's execution time.
+TEST_CASE("compare: recorded H200 pipeline runs, CUPTI against events") {
+  std::string dir = source_dir().string() + "/tests/golden/h200/";
+  std::vector<std::string> skipped;
+  auto a = read_recorded_runs(dir + "pipeline_four_streams_cupti.json", skipped);
+  auto b = read_recorded_runs(dir + "pipeline_four_streams_events.json", skipped);
+  Comparison c = compare_runs(a, b, {});
+  CHECK(measure_row(c, "span").change == Change::no_difference);
+  CHECK(measure_row(c, "span").ratio == doctest::Approx(1.0).epsilon(0.02));
+  CHECK(measure_row(c, "in[0]").change == Change::slower);
+  CHECK(measure_row(c, "in[0]").ratio > 2);
+  CHECK(measure_row(c, "k[0]").change == Change::slower);
+  CHECK(c.regressed());
+  CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+    return n == "pipeline-four-streams: timer differs: A cupti, B events";
+  }));
 }
