@@ -193,7 +193,6 @@ class GraphLaunch final : public HandWritten {
   cudaGraphExec_t exec_ = nullptr;
 };
 
-
 // The timers' pipeline (experiments/bench/pipeline_four_streams.yaml): in each of `cycles` cycles,
 // each of four streams copies its chunk of `n` floats in from pinned memory, scales it by 2 with
 // the same kernel and launch as streamlab's scale (ops/kernels/vector.cu) and copies it out.

@@ -43,18 +43,12 @@ RecordedRun run_of(std::string key, std::vector<double> span, std::string device
   return r;
 }
 
-const MeasureComparison& row(const Comparison& c, const std::string& run) {
+// The row of run `run`'s measure `measure` (its span, or an op id).
+const MeasureComparison& row(const Comparison& c, const std::string& run,
+                             const std::string& measure = "span") {
   for (const auto& r : c.rows)
-    if (r.run == run) return r;
-  FAIL("no row for " << run);
-  return c.rows.front();
-}
-
-// The row of measure `measure` (a recorded run's span or op id).
-const MeasureComparison& measure_row(const Comparison& c, const std::string& measure) {
-  for (const auto& r : c.rows)
-    if (r.measure == measure) return r;
-  FAIL("no row for " << measure);
+    if (r.run == run && r.measure == measure) return r;
+  FAIL("no row for " << run << " " << measure);
   return c.rows.front();
 }
 
@@ -177,11 +171,11 @@ TEST_CASE("compare: recorded H200 pipeline runs, CUPTI against events") {
   auto a = read_recorded_runs(dir + "pipeline_four_streams_cupti.json", skipped);
   auto b = read_recorded_runs(dir + "pipeline_four_streams_events.json", skipped);
   Comparison c = compare_runs(a, b, {});
-  CHECK(measure_row(c, "span").change == Change::no_difference);
-  CHECK(measure_row(c, "span").ratio == doctest::Approx(1.0).epsilon(0.02));
-  CHECK(measure_row(c, "in[0]").change == Change::slower);
-  CHECK(measure_row(c, "in[0]").ratio > 2);
-  CHECK(measure_row(c, "k[0]").change == Change::slower);
+  CHECK(row(c, "pipeline-four-streams", "span").change == Change::no_difference);
+  CHECK(row(c, "pipeline-four-streams", "span").ratio == doctest::Approx(1.0).epsilon(0.02));
+  CHECK(row(c, "pipeline-four-streams", "in[0]").change == Change::slower);
+  CHECK(row(c, "pipeline-four-streams", "in[0]").ratio > 2);
+  CHECK(row(c, "pipeline-four-streams", "k[0]").change == Change::slower);
   CHECK(c.regressed());
   CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
     return n == "pipeline-four-streams: timer differs: A cupti, B events";

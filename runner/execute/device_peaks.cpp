@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -103,17 +104,11 @@ Facts cuda_device_facts(int device, const DevicePeaks& peaks) {
 
 std::string nvidia_driver_version(const std::string& nvrm_line) {
   // Words, not a fixed position: the proprietary and the open modules word the line differently.
-  size_t at = 0;
-  while (at < nvrm_line.size()) {
-    size_t end = nvrm_line.find(' ', at);
-    if (end == std::string::npos) end = nvrm_line.size();
-    std::string word = nvrm_line.substr(at, end - at);
-    bool version = !word.empty() && std::isdigit(static_cast<unsigned char>(word[0])) &&
-                   word.find('.') != std::string::npos &&
-                   word.find_first_not_of("0123456789.") == std::string::npos;
-    if (version) return word;
-    at = end + 1;
-  }
+  std::istringstream words(nvrm_line);
+  for (std::string w; words >> w;)
+    if (std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos &&
+        w.find_first_not_of("0123456789.") == std::string::npos)
+      return w;
   return "";
 }
 
