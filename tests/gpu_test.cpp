@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ops/kernels/kernel.hpp"
+#include "ops/kernels/transpose.hpp"
 #include "ops/op_kind.hpp"
 #include "runner/analyze/analyze.hpp"
 #include "runner/check/figures.hpp"
@@ -79,6 +80,39 @@ std::vector<std::vector<std::byte>> run_and_read(const Experiment& e, Backend& b
     }
   }
   return out;
+}
+
+// Runs one transpose of an n x n matrix of `type` (its ranges `off` elements into their buffers)
+// on the GPU and on the host backend: whether out is the same. A short grid is [2, 3]; a full one
+// covers the matrix (tiles of 128 elements, 64 for 8-byte ones; the naive kernel's 32).
+bool transpose_matches_host(const std::string& type, int64_t n, int64_t off,
+                            const std::string& kernel, bool short_grid) {
+  const bool naive = kernel == "transpose_naive";
+  const int64_t edge = type == "int64" || type == "float64" ? 64 : 128;
+  std::string grid = short_grid ? "[2, 3]"
+                     : naive    ? "[\"(N+31)/32\", \"(N+31)/32\"]"
+                                : "[\"(N+E-1)/E\", \"(N+E-1)/E\"]";
+  Experiment e = load_string(
+      fmt::format(R"(name: t
+params: {{N: {n}, E: {edge}, OFF: {off}}}
+buffers:
+  a: {{type: {type}, shape: [N*N+OFF], memory: device, init: {{random: {{seed: 5}}}}}}
+  b: {{type: {type}, shape: [N*N+OFF], memory: device}}
+ops:
+  - memset: {{dst: b, value: 90}}
+  - launch: {{id: k, kernel: {kernel}, grid: {grid}, block: {block},
+             args: {{in: {{buffer: a, offset: OFF}}, out: {{buffer: b, offset: OFF}}, n: N}}}}
+)",
+                  fmt::arg("n", n), fmt::arg("edge", edge), fmt::arg("off", off),
+                  fmt::arg("type", type), fmt::arg("kernel", kernel), fmt::arg("grid", grid),
+                  fmt::arg("block", naive ? "[32, 32]" : "[32, 8]")),
+      "t.yaml");
+  RunRecord gpu_run, host_run;
+  auto gpu = make_cuda_backend(e, 0);
+  auto host = make_host_backend(e);
+  auto on_gpu = run_and_read(e, *gpu, gpu_run);
+  auto on_host = run_and_read(e, *host, host_run);
+  return on_gpu[1] == on_host[1];
 }
 
 bool has_acknowledged_race(const Experiment& e) {
@@ -221,51 +255,36 @@ TEST_SUITE("gpu") {
 
   TEST_CASE("cuda backend: the transposes write what their host references do, for every size") {
     SKIP_WITHOUT_GPU();
-    // Each element size and both device paths of the small ones (n = 1000: whole words per row;
-    // 1001 and a range starting one element in: not, so element by element); full and short
-    // grids; the in and out ranges start `off` elements into their buffers.
+    // Each element size and both device paths of the ones smaller than the kernel's word (n =
+    // 1000: whole words per row; 1001, and a range starting one element in, so not aligned to the
+    // word: element by element); full and short grids; the in and out ranges start `off`
+    // elements into their buffers.
     struct Case {
       const char* type;
       int64_t n, off;
     };
     const Case cases[] = {{"uint8", 1000, 0},   {"uint8", 1001, 0},    {"uint8", 1000, 1},
                           {"float16", 1000, 0}, {"bfloat16", 1001, 0}, {"float16", 1000, 1},
-                          {"int32", 1000, 0},   {"float32", 1001, 1},  {"int64", 1000, 0},
-                          {"float64", 1001, 1}};
-    for (const Case& c : cases) {
-      for (const char* kernel : {"transpose_tiled", "transpose_naive"}) {
-        for (const char* grid : {"full", "short"}) {
-          std::string type = c.type;
-          INFO(kernel, " ", type, " n=", c.n, " offset ", c.off, " ", grid, " grid");
-          std::string g = std::string(grid) == "short" ? "[2, 3]"
-                          : std::string(kernel) == "transpose_naive"
-                              ? "[\"(N+31)/32\", \"(N+31)/32\"]"
-                              : "[\"(N+E-1)/E\", \"(N+E-1)/E\"]";
-          std::string block = std::string(kernel) == "transpose_naive" ? "[32, 32]" : "[32, 8]";
-          int64_t edge = type == "int64" || type == "float64" ? 64 : 128;
-          Experiment e = load_string(
-              fmt::format(R"(name: t
-params: {{N: {n}, E: {edge}, OFF: {off}}}
-buffers:
-  a: {{type: {type}, shape: [N*N+OFF], memory: device, init: {{random: {{seed: 5}}}}}}
-  b: {{type: {type}, shape: [N*N+OFF], memory: device}}
-ops:
-  - memset: {{dst: b, value: 90}}
-  - launch: {{id: k, kernel: {kernel}, grid: {g}, block: {block},
-             args: {{in: {{buffer: a, offset: OFF}}, out: {{buffer: b, offset: OFF}}, n: N}}}}
-)",
-                          fmt::arg("n", c.n), fmt::arg("edge", edge), fmt::arg("off", c.off),
-                          fmt::arg("type", type), fmt::arg("kernel", kernel), fmt::arg("g", g),
-                          fmt::arg("block", block)),
-              "t.yaml");
-          RunRecord gpu_run, host_run;
-          auto gpu = make_cuda_backend(e, 0);
-          auto host = make_host_backend(e);
-          auto on_gpu = run_and_read(e, *gpu, gpu_run);
-          auto on_host = run_and_read(e, *host, host_run);
-          CHECK(on_gpu[1] == on_host[1]);
+                          {"int32", 1000, 0},   {"float32", 1001, 0},  {"int32", 1000, 1},
+                          {"int64", 1000, 0},   {"float64", 1001, 1}};
+    for (const Case& c : cases)
+      for (const char* kernel : {"transpose_tiled", "transpose_naive"})
+        for (bool short_grid : {false, true}) {
+          const char* grid = short_grid ? "short" : "full";
+          INFO(kernel, " ", c.type, " n=", c.n, " offset ", c.off, " ", grid, " grid");
+          CHECK(transpose_matches_host(c.type, c.n, c.off, kernel, short_grid));
         }
-      }
+  }
+
+  TEST_CASE("cuda backend: transpose_tiled in diagonal order writes what its host reference does") {
+    SKIP_WITHOUT_GPU();
+    // Rows 128 KiB apart (int64, N=16384: 2 GiB a matrix) take the diagonal order; a short grid
+    // must still write only the tiles [0, gx) x [0, gy) of launch order.
+    REQUIRE(transpose_diagonal(16384, 8));
+    for (bool short_grid : {false, true}) {
+      const char* grid = short_grid ? "short" : "full";
+      INFO(grid, " grid");
+      CHECK(transpose_matches_host("int64", 16384, 0, "transpose_tiled", short_grid));
     }
   }
 

@@ -69,19 +69,35 @@ TEST_CASE("transpose_tiled: the tile edge is 128 elements, 64 for 8-byte ones; r
   CHECK(transpose_tile(8) == 64);
   CHECK(transpose_tile(4) * 4 == 512);
   CHECK(transpose_tile(8) * 8 == 512);
-  // Padded rows: an odd number of bank words (4 bytes; 8 for 8-byte elements, which a half-warp
-  // reads at a time), so a column is read without bank conflicts.
+  // The word each access moves, and rows padded by one word: an odd number of words, so a
+  // column of words is read without bank conflicts.
+  CHECK(transpose_word(1) == 4);
+  CHECK(transpose_word(2) == 4);
+  CHECK(transpose_word(4) == 8);
+  CHECK(transpose_word(8) == 8);
   for (int64_t bytes : kSizes) {
-    int64_t words = transpose_tile_stride(bytes) * bytes / std::max<int64_t>(bytes, 4);
     CAPTURE(bytes);
+    int64_t words = transpose_tile_stride(bytes) * bytes / transpose_word(bytes);
     CHECK(words % 2 == 1);
+    CHECK(transpose_tile_stride(bytes) * bytes % transpose_word(bytes) == 0);
     CHECK(transpose_tile_bytes(bytes) ==
           transpose_tile(bytes) * transpose_tile_stride(bytes) * bytes);
   }
   // Only int32's tile is above the 48 KiB a block gets without opting in.
-  CHECK(transpose_tile_bytes(4) == 128 * 129 * 4);
+  CHECK(transpose_tile_bytes(4) == 128 * 130 * 4);
   CHECK(transpose_tile_bytes(8) <= 48 * 1024);
   CHECK(transpose_tile_bytes(2) <= 48 * 1024);
+}
+
+TEST_CASE("transpose_tiled: diagonal order where rows lie a multiple of 128 KiB apart") {
+  CHECK(transpose_diagonal(16384, 8));
+  CHECK(transpose_diagonal(32768, 4));
+  CHECK(transpose_diagonal(131072, 1));
+  CHECK_FALSE(transpose_diagonal(16384, 4));  // 64 KiB
+  CHECK_FALSE(transpose_diagonal(8192, 8));
+  CHECK_FALSE(transpose_diagonal(16000, 8));
+  CHECK_FALSE(transpose_diagonal(24576, 8));  // 192 KiB
+  CHECK_FALSE(transpose_diagonal(0, 8));
 }
 
 TEST_CASE(

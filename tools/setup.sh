@@ -35,8 +35,11 @@ install_missing() {
   fi
 }
 
+# Line tables only (-g1): file:line in backtraces and debuggers, without the variables' full debug
+# information, which took 15% of the build (625 s against 529 s on 2 cores).
 build() {
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
+    "$@" >/dev/null
   cmake --build build -j"$(nproc)"
 }
 
@@ -46,8 +49,10 @@ build() {
 sanitize() {
   packages+=(clang libclang-rt-14-dev llvm)  # clang++, its sanitizer and libFuzzer runtimes, llvm-symbolizer
   install_missing
+  # -O1 and line tables, as the sanitizers' documentation advises: reports keep file:line, and the
+  # build is faster than at -O2 with full debug information.
   cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DSTREAMLAB_FUZZ=ON \
-    "$@" >/dev/null
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" "$@" >/dev/null
   cmake --build build-sanitize -j"$(nproc)" --target streamlab_tests fuzz_experiment
   ctest --test-dir build-sanitize -R '^(unit|fuzz_corpus)$' --output-on-failure -j"$(nproc)"
   # Fuzzing: new inputs go to a scratch corpus (kept between local runs), never into the source

@@ -1,6 +1,7 @@
 // The two transposes of the reference material, for elements of 1, 2, 4 and 8 bytes. Elements
 // are moved as unsigned integers of their size, so one instance serves every type of that size.
 #include <cstdint>
+#include <type_traits>
 
 #include "ops/kernels/transpose.hpp"
 
@@ -34,8 +35,10 @@ __device__ __forceinline__ void for_batch(int jb, F f) {
 
 template <class T>
 constexpr int kEdge = int(transpose_tile(sizeof(T)));
+// One element per access: a row padded by one element, or by a 32-bit bank word for smaller
+// elements, which the launcher's tile (transpose_tile_bytes) always has room for.
 template <class T>
-constexpr int kStride = int(transpose_tile_stride(sizeof(T)));
+constexpr int kStride = kEdge<T> + (sizeof(T) < 4 ? 4 / int(sizeof(T)) : 1);
 
 // A kEdge x kEdge tile goes through shared memory so that both the reads and the writes are
 // coalesced; the padded row (kStride) avoids bank conflicts on the transposed read. blockDim is
@@ -76,11 +79,30 @@ __device__ void move_tile(const T* __restrict__ in, T* __restrict__ out, int64_t
     }
 }
 
+// The tile of in that a block moves: column c of [0, gridDim.x), row r of [0, gridDim.y). In
+// launch order (block x, y moves tile x, y) the blocks resident at once share a few tile rows of
+// in, so they write the same few columns of out; where out's rows lie a multiple of 128 KiB
+// apart those writes fall on a few DRAM channels, and an 8-byte transpose at N=16384 stayed at
+// 0.91 of a copy on the H200. Diagonal order (block b = x + y * gridDim.x moves row b mod
+// gridDim.y, column (b / gridDim.y + row) mod gridDim.x: a one-to-one map) spreads both over the
+// matrix; elsewhere it cost 1-2% against launch order, so only those rows take it.
+__device__ __forceinline__ void tile_of_block(bool diagonal, int64_t& c, int64_t& r) {
+  if (!diagonal) {
+    c = blockIdx.x, r = blockIdx.y;
+    return;
+  }
+  const int64_t b = blockIdx.x + int64_t(blockIdx.y) * gridDim.x;
+  r = b % gridDim.y;
+  c = (b / gridDim.y + r) % gridDim.x;
+}
+
 template <class T, bool kBarrier, int kRows>
-__global__ void transpose_tiled_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t n) {
+__global__ void transpose_tiled_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t n,
+                                       bool diagonal) {
   extern __shared__ __align__(16) unsigned char shared[];
-  const int64_t r0 = blockIdx.y * int64_t(kEdge<T>);  // the tile of in: first row, first column
-  const int64_t c0 = blockIdx.x * int64_t(kEdge<T>);
+  int64_t c, r;
+  tile_of_block(diagonal, c, r);
+  const int64_t r0 = r * kEdge<T>, c0 = c * kEdge<T>;  // the tile of in: first row, first column
   T* tile = reinterpret_cast<T*>(shared);
   if (r0 + kEdge<T> <= n && c0 + kEdge<T> <= n)  // the same for the whole block
     move_tile<T, kBarrier, kRows, false>(in, out, n, tile, r0, c0);
@@ -88,13 +110,16 @@ __global__ void transpose_tiled_kernel(const T* __restrict__ in, T* __restrict__
     move_tile<T, kBarrier, kRows, true>(in, out, n, tile, r0, c0);
 }
 
-// Transposes the kP x kP block of kP-element words w[0..kP) (row i of the block in w[i]).
-template <int kP>
-__device__ void transpose_words(uint32_t w[kP]) {
-  if constexpr (kP == 2) {
+// Transposes the kP x kP block of elements E held in the words w[0..kP) (row i in w[i]).
+template <class E, class W, int kP>
+__device__ void transpose_words(W (&w)[kP]) {
+  if constexpr (sizeof(E) == 4) {  // two 32-bit elements in a uint2
+    uint32_t t = w[0].y;
+    w[0].y = w[1].x, w[1].x = t;
+  } else if constexpr (kP == 2) {  // two 16-bit elements in a 32-bit word
     uint32_t a = __byte_perm(w[0], w[1], 0x5410), b = __byte_perm(w[0], w[1], 0x7632);
     w[0] = a, w[1] = b;
-  } else {
+  } else {  // four bytes in a 32-bit word
     uint32_t a0 = __byte_perm(w[0], w[1], 0x5140), a1 = __byte_perm(w[0], w[1], 0x7362);
     uint32_t a2 = __byte_perm(w[2], w[3], 0x5140), a3 = __byte_perm(w[2], w[3], 0x7362);
     w[0] = __byte_perm(a0, a2, 0x5410), w[1] = __byte_perm(a0, a2, 0x7632);
@@ -102,30 +127,36 @@ __device__ void transpose_words(uint32_t w[kP]) {
   }
 }
 
-template <int kP>  // words in a tile row of kP-element words
-constexpr int kWordsPerRow = int(transpose_tile(4 / kP)) / kP;
+// The word of transpose_word(sizeof(E)) bytes that holds kP elements E.
+template <class E>
+using Word = std::conditional_t<transpose_word(sizeof(E)) == 8, uint2, uint32_t>;
+template <class E>
+constexpr int kPerWord = int(sizeof(Word<E>) / sizeof(E));
+template <class E>  // words in a tile row
+constexpr int kWordsPerRow = kEdge<E> / kPerWord<E>;
 
-// transpose_tiled for 1- and 2-byte elements (kP = 4 or 2 per 32-bit word) where rows are whole
-// words: one element per access would need 2-4 times the memory instructions. The same tile as
-// transpose_tiled_kernel, seen as kWords x kWords blocks of kP x kP elements: a thread loads a
-// block's kP words, transposes it in registers and stores word k at tile[k][block column][block
-// row]; after the barrier each thread writes the kP words of one block of out.
-template <int kP, bool kBarrier, int kRows, bool kChecked>
-__device__ void move_packed_tile(const uint32_t* __restrict__ in, uint32_t* __restrict__ out,
-                                 int64_t n, uint32_t* tile, int64_t c, int64_t r) {
-  constexpr int kWords = kWordsPerRow<kP>;
+// transpose_tiled for elements smaller than its word (1, 2 and 4 bytes; kP per word), where rows
+// are whole words. The same tile as transpose_tiled_kernel, seen as kWords x kWords blocks of
+// kP x kP elements: a thread loads a block's kP words, transposes it in registers and stores
+// word k at tile[k][block column][block row]; after the barrier each thread writes the kP words
+// of one block of out.
+template <class E, bool kBarrier, int kRows, bool kChecked>
+__device__ void move_word_tile(const Word<E>* __restrict__ in, Word<E>* __restrict__ out,
+                               int64_t n, Word<E>* tile, int64_t c, int64_t r) {
+  using W = Word<E>;
+  constexpr int kP = kPerWord<E>, kWords = kWordsPerRow<E>;
   constexpr int kWordStride = kWords + 1;  // tile is [kP][kWords][kWordStride]
   const int64_t nw = n / kP;               // words in a matrix row
   const int tx = threadIdx.x, ty = threadIdx.y;
   int64_t r0 = r * (kWords * kP), w0 = c * kWords;
   constexpr int kCols = kWords / 32;     // blocks a thread moves per row of blocks
   constexpr int kMine = kWords / kRows;  // rows of blocks a thread moves
-  constexpr int kBatch = kBatchRows<kMine, kCols * kP * 4>;  // as in move_tile
+  constexpr int kBatch = kBatchRows<kMine, kCols * kP * int(sizeof(W))>;  // as in move_tile
   // Block row j of the tile starts at matrix row r0 + j * kP; n is a multiple of kP.
   auto inside = [&](int j, int i) { return !kChecked || (r0 + j * kP < n && w0 + i < nw); };
 #pragma unroll 1
   for (int jb = 0; jb < kMine; jb += kBatch) {
-    uint32_t w[kBatch][kCols][kP];
+    W w[kBatch][kCols][kP];
     for_batch<kBatch, kCols, kRows>(jb, [&](int b, int c, int j, int i) {
       if (!inside(j, i)) return;
 #pragma unroll
@@ -133,7 +164,7 @@ __device__ void move_packed_tile(const uint32_t* __restrict__ in, uint32_t* __re
     });
     for_batch<kBatch, kCols, kRows>(jb, [&](int b, int c, int j, int i) {
       if (!inside(j, i)) return;
-      transpose_words<kP>(w[b][c]);
+      transpose_words<E>(w[b][c]);
 #pragma unroll
       for (int k = 0; k < kP; ++k) tile[(k * kWords + i) * kWordStride + j] = w[b][c][k];
     });
@@ -152,23 +183,23 @@ __device__ void move_packed_tile(const uint32_t* __restrict__ in, uint32_t* __re
     }
 }
 
-template <int kP, bool kBarrier, int kRows>
-__global__ void transpose_packed_kernel(const uint32_t* __restrict__ in, uint32_t* __restrict__ out,
-                                        int64_t n) {
+template <class E, bool kBarrier, int kRows>
+__global__ void transpose_word_kernel(const Word<E>* __restrict__ in, Word<E>* __restrict__ out,
+                                      int64_t n, bool diagonal) {
   extern __shared__ __align__(16) unsigned char shared[];
-  constexpr int64_t kEdgeElems = kWordsPerRow<kP> * kP;
-  uint32_t* tile = reinterpret_cast<uint32_t*>(shared);
-  const int64_t c = blockIdx.x, r = blockIdx.y;  // the tile of in: column, row
-  if ((c + 1) * kEdgeElems <= n && (r + 1) * kEdgeElems <= n)
-    move_packed_tile<kP, kBarrier, kRows, false>(in, out, n, tile, c, r);
+  auto* tile = reinterpret_cast<Word<E>*>(shared);
+  int64_t c, r;  // the tile of in: column, row
+  tile_of_block(diagonal, c, r);
+  if ((c + 1) * kEdge<E> <= n && (r + 1) * kEdge<E> <= n)
+    move_word_tile<E, kBarrier, kRows, false>(in, out, n, tile, c, r);
   else
-    move_packed_tile<kP, kBarrier, kRows, true>(in, out, n, tile, c, r);
+    move_word_tile<E, kBarrier, kRows, true>(in, out, n, tile, c, r);
 }
 
 dim3 to_dim3(const int64_t v[3]) { return dim3(unsigned(v[0]), unsigned(v[1]), unsigned(v[2])); }
 
 template <class T>
-using Kernel = void (*)(const T*, T*, int64_t);
+using Kernel = void (*)(const T*, T*, int64_t, bool);
 
 // Launches a tile kernel with its tile as dynamic shared memory, plus the launch's own `shared`.
 // A tile above the 48 KiB a block gets without asking is opted in to, and no more, so the rule
@@ -184,7 +215,8 @@ cudaError_t launch_tile(Kernel<T> kernel, int64_t elem_bytes, const LaunchDims& 
         e != cudaSuccess)
       return e;
   kernel<<<to_dim3(d.grid), to_dim3(d.block), size_t(tile + d.shared_bytes), stream>>>(
-      static_cast<const T*>(a.ptr[0]), static_cast<T*>(a.ptr[1]), a.scalar[2]);
+      static_cast<const T*>(a.ptr[0]), static_cast<T*>(a.ptr[1]), a.scalar[2],
+      transpose_diagonal(a.scalar[2], elem_bytes));
   return cudaGetLastError();
 }
 
@@ -211,22 +243,20 @@ template <class T, bool kBarrier, int kRows>
 struct Tiled {
   static Kernel<T> get() { return transpose_tiled_kernel<T, kBarrier, kRows>; }
 };
-// The packed kernel for elements of type E, moving uint32_t words.
+// The word kernel for elements of type E.
 template <class E>
-struct Packed {
-  template <class T, bool kBarrier, int kRows>
+struct Words {
+  template <class W, bool kBarrier, int kRows>
   struct Of {
-    static Kernel<T> get() {
-      return transpose_packed_kernel<int(sizeof(uint32_t) / sizeof(E)), kBarrier, kRows>;
-    }
+    static Kernel<W> get() { return transpose_word_kernel<E, kBarrier, kRows>; }
   };
 };
 
-// Whole words per row and 4-byte aligned matrices: what transpose_packed_kernel needs.
-bool packs(const KernelArgs& a, int64_t elem_bytes) {
-  int64_t per_word = 4 / elem_bytes;
-  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; };
-  return a.scalar[2] % per_word == 0 && aligned(a.ptr[0]) && aligned(a.ptr[1]);
+// Whole words per row and matrices aligned to the word: what transpose_word_kernel needs.
+template <class E>
+bool fits_words(const KernelArgs& a) {
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % sizeof(Word<E>) == 0; };
+  return a.scalar[2] % kPerWord<E> == 0 && aligned(a.ptr[0]) && aligned(a.ptr[1]);
 }
 
 template <bool kBarrier>
@@ -234,10 +264,10 @@ cudaError_t launch_tiled(const LaunchDims& d, cudaStream_t stream, const KernelA
   return with_elem_type(a.elem_bytes[0], [&](auto zero) {
     using T = decltype(zero);
     constexpr int64_t kBytes = sizeof(T);
-    if constexpr (kBytes < 4)
-      if (packs(a, kBytes))
-        return launch_tile<uint32_t>(
-            for_rows<uint32_t, Packed<T>::template Of, kBarrier>(d.block[1]), kBytes, d, stream, a);
+    if constexpr (kBytes < 8)
+      if (fits_words<T>(a))
+        return launch_tile<Word<T>>(for_rows<Word<T>, Words<T>::template Of, kBarrier>(d.block[1]),
+                                    kBytes, d, stream, a);
     return launch_tile<T>(for_rows<T, Tiled, kBarrier>(d.block[1]), kBytes, d, stream, a);
   });
 }
