@@ -89,17 +89,6 @@ TEST_CASE("transpose_tiled: the tile edge is 128 elements, 64 for 8-byte ones; r
   CHECK(transpose_tile_bytes(2) <= 48 * 1024);
 }
 
-TEST_CASE("transpose_tiled: diagonal order where rows lie a multiple of 128 KiB apart") {
-  CHECK(transpose_diagonal(16384, 8));
-  CHECK(transpose_diagonal(32768, 4));
-  CHECK(transpose_diagonal(131072, 1));
-  CHECK_FALSE(transpose_diagonal(16384, 4));  // 64 KiB
-  CHECK_FALSE(transpose_diagonal(8192, 8));
-  CHECK_FALSE(transpose_diagonal(16000, 8));
-  CHECK_FALSE(transpose_diagonal(24576, 8));  // 192 KiB
-  CHECK_FALSE(transpose_diagonal(0, 8));
-}
-
 TEST_CASE(
     "transpose host references: every element size, an edge that is not a multiple of the tile") {
   for (int64_t bytes : kSizes) {

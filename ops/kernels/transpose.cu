@@ -79,30 +79,11 @@ __device__ void move_tile(const T* __restrict__ in, T* __restrict__ out, int64_t
     }
 }
 
-// The tile of in that a block moves: column c of [0, gridDim.x), row r of [0, gridDim.y). In
-// launch order (block x, y moves tile x, y) the blocks resident at once share a few tile rows of
-// in, so they write the same few columns of out; where out's rows lie a multiple of 128 KiB
-// apart those writes fall on a few DRAM channels, and an 8-byte transpose at N=16384 stayed at
-// 0.91 of a copy on the H200. Diagonal order (block b = x + y * gridDim.x moves row b mod
-// gridDim.y, column (b / gridDim.y + row) mod gridDim.x: a one-to-one map) spreads both over the
-// matrix; elsewhere it cost 1-2% against launch order, so only those rows take it.
-__device__ __forceinline__ void tile_of_block(bool diagonal, int64_t& c, int64_t& r) {
-  if (!diagonal) {
-    c = blockIdx.x, r = blockIdx.y;
-    return;
-  }
-  const int64_t b = blockIdx.x + int64_t(blockIdx.y) * gridDim.x;
-  r = b % gridDim.y;
-  c = (b / gridDim.y + r) % gridDim.x;
-}
-
 template <class T, bool kBarrier, int kRows>
-__global__ void transpose_tiled_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t n,
-                                       bool diagonal) {
+__global__ void transpose_tiled_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t n) {
   extern __shared__ __align__(16) unsigned char shared[];
-  int64_t c, r;
-  tile_of_block(diagonal, c, r);
-  const int64_t r0 = r * kEdge<T>, c0 = c * kEdge<T>;  // the tile of in: first row, first column
+  const int64_t r0 = blockIdx.y * int64_t(kEdge<T>);  // the tile of in: first row, first column
+  const int64_t c0 = blockIdx.x * int64_t(kEdge<T>);
   T* tile = reinterpret_cast<T*>(shared);
   if (r0 + kEdge<T> <= n && c0 + kEdge<T> <= n)  // the same for the whole block
     move_tile<T, kBarrier, kRows, false>(in, out, n, tile, r0, c0);
@@ -185,11 +166,10 @@ __device__ void move_word_tile(const Word<E>* __restrict__ in, Word<E>* __restri
 
 template <class E, bool kBarrier, int kRows>
 __global__ void transpose_word_kernel(const Word<E>* __restrict__ in, Word<E>* __restrict__ out,
-                                      int64_t n, bool diagonal) {
+                                      int64_t n) {
   extern __shared__ __align__(16) unsigned char shared[];
   auto* tile = reinterpret_cast<Word<E>*>(shared);
-  int64_t c, r;  // the tile of in: column, row
-  tile_of_block(diagonal, c, r);
+  const int64_t c = blockIdx.x, r = blockIdx.y;  // the tile of in: column, row
   if ((c + 1) * kEdge<E> <= n && (r + 1) * kEdge<E> <= n)
     move_word_tile<E, kBarrier, kRows, false>(in, out, n, tile, c, r);
   else
@@ -199,7 +179,7 @@ __global__ void transpose_word_kernel(const Word<E>* __restrict__ in, Word<E>* _
 dim3 to_dim3(const int64_t v[3]) { return dim3(unsigned(v[0]), unsigned(v[1]), unsigned(v[2])); }
 
 template <class T>
-using Kernel = void (*)(const T*, T*, int64_t, bool);
+using Kernel = void (*)(const T*, T*, int64_t);
 
 // Launches a tile kernel with its tile as dynamic shared memory, plus the launch's own `shared`.
 // A tile above the 48 KiB a block gets without asking is opted in to, and no more, so the rule
@@ -215,8 +195,7 @@ cudaError_t launch_tile(Kernel<T> kernel, int64_t elem_bytes, const LaunchDims& 
         e != cudaSuccess)
       return e;
   kernel<<<to_dim3(d.grid), to_dim3(d.block), size_t(tile + d.shared_bytes), stream>>>(
-      static_cast<const T*>(a.ptr[0]), static_cast<T*>(a.ptr[1]), a.scalar[2],
-      transpose_diagonal(a.scalar[2], elem_bytes));
+      static_cast<const T*>(a.ptr[0]), static_cast<T*>(a.ptr[1]), a.scalar[2]);
   return cudaGetLastError();
 }
 

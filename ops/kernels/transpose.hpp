@@ -43,13 +43,6 @@ decltype(auto) with_elem_type(int64_t elem_bytes, F&& f) {
 // shorter runs of DRAM, and its kernel stayed at 83% of a device-to-device copy on the H200.
 constexpr int64_t transpose_tile(int64_t elem_bytes) { return elem_bytes == 8 ? 64 : 128; }
 
-// Whether transpose_tiled deals its tiles out in diagonal order rather than launch order
-// (transpose.cu, tile_of_block): where the matrix's rows lie a multiple of 128 KiB apart.
-constexpr bool transpose_diagonal(int64_t n, int64_t elem_bytes) {
-  constexpr int64_t kCampingStride = 128 * 1024;
-  return n > 0 && n * elem_bytes % kCampingStride == 0;
-}
-
 // The word transpose_tiled moves per access, in bytes: 1- and 2-byte elements go 4 or 2 to a
 // 32-bit word and 4-byte ones 2 to a 64-bit word, each word holding a row of a small block that the
 // kernel transposes in registers; 8-byte elements go one at a time. Fewer, wider accesses: one
