@@ -122,8 +122,8 @@ constexpr int kWordsPerRow = kEdge<E> / kPerWord<E>;
 // word k at tile[k][block column][block row]; after the barrier each thread writes the kP words
 // of one block of out.
 template <class E, bool kBarrier, int kRows, bool kChecked>
-__device__ void move_word_tile(const Word<E>* __restrict__ in, Word<E>* __restrict__ out,
-                               int64_t n, Word<E>* tile, int64_t c, int64_t r) {
+__device__ void move_word_tile(const Word<E>* __restrict__ in, Word<E>* __restrict__ out, int64_t n,
+                               Word<E>* tile, int64_t c, int64_t r) {
   using W = Word<E>;
   constexpr int kP = kPerWord<E>, kWords = kWordsPerRow<E>;
   constexpr int kWordStride = kWords + 1;  // tile is [kP][kWords][kWordStride]
@@ -132,7 +132,7 @@ __device__ void move_word_tile(const Word<E>* __restrict__ in, Word<E>* __restri
   int64_t r0 = r * (kWords * kP), w0 = c * kWords;
   constexpr int kCols = kWords / 32;     // blocks a thread moves per row of blocks
   constexpr int kMine = kWords / kRows;  // rows of blocks a thread moves
-  constexpr int kBatch = kBatchRows<kMine, kCols * kP * int(sizeof(W))>;  // as in move_tile
+  constexpr int kBatch = kBatchRows<kMine, kCols * kP* int(sizeof(W))>;  // as in move_tile
   // Block row j of the tile starts at matrix row r0 + j * kP; n is a multiple of kP.
   auto inside = [&](int j, int i) { return !kChecked || (r0 + j * kP < n && w0 + i < nw); };
 #pragma unroll 1
@@ -234,7 +234,9 @@ struct Words {
 // Whole words per row and matrices aligned to the word: what transpose_word_kernel needs.
 template <class E>
 bool fits_words(const KernelArgs& a) {
-  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % sizeof(Word<E>) == 0; };
+  auto aligned = [](const void* p) {
+    return reinterpret_cast<uintptr_t>(p) % sizeof(Word<E>) == 0;
+  };
   return a.scalar[2] % kPerWord<E> == 0 && aligned(a.ptr[0]) && aligned(a.ptr[1]);
 }
 
