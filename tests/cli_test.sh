@@ -99,6 +99,9 @@ expect reports-only-targets 0 '^r\.csv r\.json $' -- bash -c "ls -A '$dir' | tr 
 expect reports-after-failed-check 1 'FAIL  transpose' -- \
   "$bin" run tests/data/short_grid.yaml --backend host --html "$dir/fail.html"
 expect report-of-failed-check 0 '<html' -- cat "$dir/fail.html"
+# A sweep's plots name the unit of what they plot on the y axis (the host backend predicts it: exit 4).
+expect sweep-plot-unit 4 "end\\(out\\[K-1\\]\\) - start\\(in\\[0\\]\\) \\(ms\\)</text>" -- \
+  "$bin" run experiments/claims/c12_chunked_pipeline.yaml --backend host --html -
 rm -rf "$dir"
 
 # NVTX: a range per op, named by its id, around its call (an injection library logs them).

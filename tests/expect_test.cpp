@@ -85,3 +85,24 @@ TEST_CASE(
   CHECK(none.status == ExpectationResult::Status::not_evaluated);
   CHECK(none.detail == "not measured with --timer none: duration(a) = not measured");
 }
+
+TEST_CASE("measures: the unit of a plotted measure follows from its functions' units") {
+  Experiment e = experiment("  - duration(a) > 0\n");
+  auto unit = [&](const char* text) {
+    std::string error;
+    auto m = parse_measure(e, text, &error);
+    REQUIRE_MESSAGE(m, error);
+    return measure_unit(*m);
+  };
+  CHECK(unit("duration(a)") == "ms");
+  CHECK(unit("end(b) - start(a)") == "ms");
+  CHECK(unit("2 * duration(a) + 0.5") == "ms");
+  CHECK(unit("-max(duration(a), duration(b))") == "ms");
+  CHECK(unit("duration(a) / duration(b)") == "");
+  CHECK(unit("duration(a) / 2") == "ms");
+  CHECK(unit("N") == "");
+  CHECK_FALSE(unit("duration(a) * duration(b)").has_value());
+  CHECK_FALSE(unit("2 / duration(a)").has_value());
+  CHECK(unit("max(duration(a), N)") == "ms");
+  CHECK_FALSE(unit("min(duration(a), bandwidth(b))").has_value());
+}

@@ -4,6 +4,7 @@
 //   overlap(copy, kernel) >= 0.9 * duration(copy)
 // Numbers, params, + - * /, comparisons, and/or/not, and the functions of expect.cpp's table.
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -69,6 +70,9 @@ std::shared_ptr<const ExpectNode> parse_measure(const Experiment& exp, std::stri
 double measure_value(const Experiment& exp, const RunRecord& run, const ExpectNode& measure);
 // Whether a measure needs GPU times (the host backend has none; its prediction does).
 bool measure_uses_time(const ExpectNode& measure);
+// A measure's unit, from its functions' units ("ms", "GB/s"): "" for a ratio of one unit or a
+// plain number; nullopt where the units do not make one (ms * ms, ms + GB/s).
+std::optional<std::string> measure_unit(const ExpectNode& measure);
 
 struct FunctionDoc {
   std::string signature;

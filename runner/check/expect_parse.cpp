@@ -280,7 +280,8 @@ class Parser {
     size_t close = text_.find(']', pos_);
     if (close == std::string_view::npos) fail(pos_, "expected ']' after the index");
     auto v = evaluate(text_.substr(pos_ + 1, close - pos_ - 1), params_);
-    if (auto* e = std::get_if<ExprError>(&v)) throw ParseFailure{pos_ + 1 + e->offset, e->message, e->unknown_name};
+    if (auto* e = std::get_if<ExprError>(&v))
+      throw ParseFailure{pos_ + 1 + e->offset, e->message, e->unknown_name};
     pos_ = close + 1;
     return fmt::format("[{}]", std::get<int64_t>(v));
   }
@@ -464,9 +465,9 @@ void load_expectations(LoadContext& ctx, const YAML::Node& node) {
 
 namespace {
 
-std::shared_ptr<const ExpectNode> parse_with(const Experiment& exp, std::string_view text,
-                                             const std::vector<std::pair<std::string, int64_t>>& extra,
-                                             std::string* error) {
+std::shared_ptr<const ExpectNode> parse_with(
+    const Experiment& exp, std::string_view text,
+    const std::vector<std::pair<std::string, int64_t>>& extra, std::string* error) {
   ParamScope params;
   for (const auto& [name, value] : exp.params) params[name] = value;
   for (const auto& [name, value] : extra) params[name] = value;
@@ -506,5 +507,39 @@ std::shared_ptr<const ExpectNode> load_measure(LoadContext& ctx, const YAML::Nod
 }
 
 bool measure_uses_time(const ExpectNode& measure) { return uses_time(measure); }
+
+std::optional<std::string> measure_unit(const ExpectNode& n) {
+  using Unit = std::optional<std::string>;
+  if (n.kind == ExpectNode::Kind::number) return "";
+  if (n.kind == ExpectNode::Kind::negate) return measure_unit(*n.args[0]);
+  if (n.kind == ExpectNode::Kind::call) {
+    const ExpectFunction* f = find_expect_function(n.op);
+    if (!f->unit.empty() || n.args.empty()) return std::string(f->unit);
+    Unit common;  // min, max, abs: the unit their arguments share (a plain number takes it)
+    for (const auto& a : n.args) {
+      if (a->kind == ExpectNode::Kind::number) continue;
+      Unit u = measure_unit(*a);
+      if (!u || (common && *common != *u)) return std::nullopt;
+      common = u;
+    }
+    return common.value_or("");
+  }
+  if (n.kind != ExpectNode::Kind::binary || n.args.size() != 2) return std::nullopt;
+  Unit a = measure_unit(*n.args[0]), b = measure_unit(*n.args[1]);
+  if (!a || !b) return std::nullopt;
+  const bool a_plain = n.args[0]->kind == ExpectNode::Kind::number;
+  const bool b_plain = n.args[1]->kind == ExpectNode::Kind::number;
+  if (n.op == "+" || n.op == "-") {
+    if (*a == *b || b_plain) return a;
+    if (a_plain) return b;
+  } else if (n.op == "*") {
+    if (a->empty()) return b;
+    if (b->empty()) return a;
+  } else if (n.op == "/") {
+    if (*a == *b) return "";
+    if (b->empty()) return a;
+  }
+  return std::nullopt;  // units that do not combine, or a condition
+}
 
 }  // namespace streamlab

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/check/expect.hpp"
 #include "runner/report/files.hpp"
 #include "runner/report/json_document.hpp"
 #include "runner/report/json_text.hpp"
@@ -401,7 +402,11 @@ std::string format_sweep_html(const SweepRun& s) {
   body += plot_svg("span against " + axis.name, "span (ms)", axis, figure_series(s, span_median, predicted_span, span_range));
   for (size_t k = 0; k < s.spec.plots.size(); ++k) {
     body += "<h2>" + escape_markup(s.spec.plots[k].text) + "</h2>\n";
-    body += plot_svg(s.spec.plots[k].text + " against " + axis.name, s.spec.plots[k].text, axis,
+    const SweepPlot& plot = s.spec.plots[k];
+    const auto unit = measure_unit(*plot.root);  // the y axis: the measure and its unit
+    body += plot_svg(plot.text + " against " + axis.name,
+                     unit && !unit->empty() ? fmt::format("{} ({})", plot.text, *unit) : plot.text,
+                     axis,
                      figure_series(
                          s, [k](const SweepPointRun& p) { return p.plots[k]; },
                          [k](const SweepPointRun& p) { return p.predicted_plots[k]; }, no_range));
