@@ -17,6 +17,7 @@
 
 #include "ops/op_kind.hpp"
 #include "runner/analyze/fixes.hpp"
+#include "runner/analyze/live_set.hpp"
 #include "runner/analyze/overlap.hpp"
 #include "runner/context/happens_before.hpp"
 
@@ -139,18 +140,18 @@ class Analyzer {
 
   void check_conflicts(int i, const Access& a, const Clock& start) {
     int64_t begin = a.range.offset, end = a.range.offset + a.range.count;
-    for (const Record& r : live_[a.range.buffer]) {
+    live_[a.range.buffer].for_overlapping(begin, end, [&](const Record& r) {
       if (r.end <= begin || end <= r.begin || (!r.write && !a.write) || done_in(r.at, start))
-        continue;
+        return;
       if (!reported_.insert({r.op, a.range.buffer}).second)
-        continue;  // one finding per op pair and buffer
+        return;  // one finding per op pair and buffer
       BufferRange overlap{a.range.buffer, std::max(begin, r.begin),
                           std::min(end, r.end) - std::max(begin, r.begin)};
       if (r.host || a.host)
         report_host_read(r, i, a, overlap);
       else
         report_race(r, i, a, overlap);
-    }
+    });
   }
 
   void report_race(const Record& r, int i, const Access& a, const BufferRange& overlap) {
@@ -251,9 +252,9 @@ class Analyzer {
   // A2, I4: every use of a buffer must be done before its free.
   void check_free(int i, int buffer, const Clock& at) {
     std::set<int> seen;
-    for (const Record& r : live_[buffer]) {
-      if (done_in(r.at, at) || !seen.insert(r.op).second) continue;
-      if (repeats_earlier("use-after-free", op(i).loc, op(r.op).loc, buffer)) continue;
+    live_[buffer].for_each([&](const Record& r) {
+      if (done_in(r.at, at) || !seen.insert(r.op).second) return;
+      if (repeats_earlier("use-after-free", op(i).loc, op(r.op).loc, buffer)) return;
       Finding& f = out_.add("use-after-free", op(i).loc,
                             fmt::format("op '{}' frees '{}' while {} may still {} it", op(i).id,
                                         exp_.buffers[buffer].name, title(r.op), verb(r.write)));
@@ -265,7 +266,7 @@ class Analyzer {
         host_wait_fix(f, r.op, i);
       f.ops = {r.op, i};
       f.buffer = buffer;
-    }
+    });
   }
 
   // Keeps the live set small: an access ordered after earlier ones that it covers replaces them
@@ -273,11 +274,11 @@ class Analyzer {
   void add_live(int i, const StreamPoint& at, const Access& a, const Clock& start) {
     Record rec{i, at, a.range.offset, a.range.offset + a.range.count, a.write, a.host};
     auto& live = live_[a.range.buffer];
-    std::erase_if(live, [&](const Record& r) {
-      return done_in(r.at, start) && rec.begin <= r.begin && r.end <= rec.end &&
-             (rec.write || !r.write) && r.host == rec.host;
+    live.erase_within(rec.begin, rec.end, [&](const Record& r) {
+      return r.end <= rec.end && done_in(r.at, start) && (rec.write || !r.write) &&
+             r.host == rec.host;
     });
-    live.push_back(rec);
+    live.add(rec);
   }
 
   // Checks read host memory at the end of the ops; streamlab synchronizes before them, a program
@@ -293,33 +294,36 @@ class Analyzer {
 
   void check_read_at_end(int c, const BufferRange& range, std::set<int>& seen) {
     const CheckSpec& check = exp_.checks[c];
-    for (const Record& r : live_[range.buffer]) {
-      if (!r.write || r.end <= range.offset || range.offset + range.count <= r.begin ||
-          done_in(r.at, hb_.host()) || !seen.insert(r.op).second)
-        continue;
-      if (repeats_earlier("unsynced-host-read", check.loc, op(r.op).loc, range.buffer)) continue;
-      Finding& f = out_.add(
-          "unsynced-host-read", check.loc,
-          fmt::format("check {} reads '{}' on the host, but {} may still write it: nothing makes "
-                      "the host wait for it before the end of the ops (streamlab synchronizes "
-                      "before its checks; a program reading '{}' there would see stale data)",
-                      check.kind, exp_.buffers[range.buffer].name, title(r.op),
-                      exp_.buffers[range.buffer].name));
-      f.related.push_back({op(r.op).loc, fmt::format("op '{}' writes '{}' here", op(r.op).id,
-                                                     exp_.buffers[range.buffer].name)});
-      // A writer in a loop may write from another stream in each iteration: wait for them all.
-      bool one_stream = outside_loops(op(r.op));
-      f.fix = one_stream ? fmt::format("make the host wait for stream '{}' at the end of the ops",
-                                       stream_name(op(r.op).stream))
-                         : "make the host wait for the device at the end of the ops";
-      f.edits = {Edit::append(one_stream ? fmt::format("- streamSynchronize: {{stream: {}}}",
-                                                       stream_name_ref(exp_, op(r.op).stream))
-                                         : "- deviceSynchronize: {}",
-                              "at the end of the ops")};
-      f.ops = {r.op};
-      f.checks = {c};
-      f.buffer = range.buffer;
-    }
+    live_[range.buffer].for_overlapping(
+        range.offset, range.offset + range.count, [&](const Record& r) {
+          if (!r.write || r.end <= range.offset || range.offset + range.count <= r.begin ||
+              done_in(r.at, hb_.host()) || !seen.insert(r.op).second)
+            return;
+          if (repeats_earlier("unsynced-host-read", check.loc, op(r.op).loc, range.buffer)) return;
+          Finding& f = out_.add(
+              "unsynced-host-read", check.loc,
+              fmt::format(
+                  "check {} reads '{}' on the host, but {} may still write it: nothing makes "
+                  "the host wait for it before the end of the ops (streamlab synchronizes "
+                  "before its checks; a program reading '{}' there would see stale data)",
+                  check.kind, exp_.buffers[range.buffer].name, title(r.op),
+                  exp_.buffers[range.buffer].name));
+          f.related.push_back({op(r.op).loc, fmt::format("op '{}' writes '{}' here", op(r.op).id,
+                                                         exp_.buffers[range.buffer].name)});
+          // A writer in a loop may write from another stream in each iteration: wait for them all.
+          bool one_stream = outside_loops(op(r.op));
+          f.fix = one_stream
+                      ? fmt::format("make the host wait for stream '{}' at the end of the ops",
+                                    stream_name(op(r.op).stream))
+                      : "make the host wait for the device at the end of the ops";
+          f.edits = {Edit::append(one_stream ? fmt::format("- streamSynchronize: {{stream: {}}}",
+                                                           stream_name_ref(exp_, op(r.op).stream))
+                                             : "- deviceSynchronize: {}",
+                                  "at the end of the ops")};
+          f.ops = {r.op};
+          f.checks = {c};
+          f.buffer = range.buffer;
+        });
   }
 
   // The YAML that orders op `before` ahead of op `after`: an event recorded after one, waited for
@@ -579,7 +583,7 @@ class Analyzer {
   WalkFacts facts_;
   HappensBefore hb_;
   Findings out_;
-  std::vector<std::vector<Record>> live_;             // per buffer
+  std::vector<LiveSet<Record>> live_;                 // per buffer
   std::vector<std::optional<StreamPoint>> alloc_at_;  // per buffer: where mallocAsync allocates it
   std::vector<int> allocates_, frees_;                // per op: the buffer it allocates, frees
   std::set<std::pair<int, int>> reported_;  // (earlier op, buffer) pairs of the current op
