@@ -12,6 +12,7 @@
 #include "ops/op_kind.hpp"
 #include "runner/analyze/analyze.hpp"
 #include "runner/analyze/fixes.hpp"
+#include "runner/analyze/live_set.hpp"
 #include "runner/context/happens_before.hpp"
 #include "runner/load/load.hpp"
 #include "tests/test_support.hpp"
@@ -423,4 +424,31 @@ TEST_CASE("analyze: each mistake of the overlap lab gives the diagnostic that na
         load_file((source_dir() / fmt::format("experiments/labs/overlap/{}.yaml", clean)).string());
     CHECK(analyze(exp).items().empty());
   }
+}
+
+TEST_CASE("analyze: the live set visits every record that may overlap a range, in the order added") {
+  struct R {
+    int id;
+    int64_t begin, end;
+  };
+  LiveSet<R> live;
+  live.add({0, 100, 200});
+  live.add({1, 0, 1000});  // long, and starting well before the ranges below
+  live.add({2, 300, 400});
+  live.add({3, 150, 160});
+  auto overlapping = [&](int64_t b, int64_t e) {
+    std::vector<int> ids;
+    live.for_overlapping(b, e, [&](const R& r) {
+      if (r.begin < e && b < r.end) ids.push_back(r.id);
+    });
+    return ids;
+  };
+  CHECK(overlapping(155, 156) == std::vector<int>{0, 1, 3});
+  CHECK(overlapping(900, 950) == std::vector<int>{1});
+  CHECK(overlapping(1000, 1100).empty());
+  // Erasing covers first elements in [begin, end] and the predicate decides.
+  live.erase_within(100, 400, [](const R& r) { return r.end <= 400 && r.id != 3; });
+  std::vector<int> all;
+  live.for_each([&](const R& r) { all.push_back(r.id); });
+  CHECK(all == std::vector<int>{1, 3});
 }
