@@ -89,6 +89,40 @@ TEST_CASE("transpose_tiled: the tile edge is 128 elements, 64 for 8-byte ones; r
   CHECK(transpose_tile_bytes(2) <= 48 * 1024);
 }
 
+TEST_CASE("transpose_tiled: the blocks take every tile of the grid once, in either order") {
+  for (bool paired : {false, true})
+    for (int64_t gx : {1, 2, 3, 4, 7, 8, 256, 257})
+      for (int64_t gy : {1, 2, 5, 256}) {
+        if (paired && gx % 2) continue;  // transpose_pairs_columns pairs even grids only
+        CAPTURE(paired);
+        CAPTURE(gx);
+        CAPTURE(gy);
+        std::vector<int> taken(size_t(gx * gy), 0);
+        for (int64_t b = 0; b < gx * gy; ++b) {
+          TileIndex t = transpose_block_tile(b, gx, gy, paired);
+          REQUIRE(t.c >= 0);
+          REQUIRE(t.c < gx);
+          REQUIRE(t.r >= 0);
+          REQUIRE(t.r < gy);
+          ++taken[size_t(t.r * gx + t.c)];
+        }
+        CHECK(std::count(taken.begin(), taken.end(), 1) == gx * gy);
+      }
+  // Down one column; paired, a column and the one half the grid along, then both one row down.
+  CHECK(transpose_block_tile(1, 8, 4, false).c == 0);
+  CHECK(transpose_block_tile(1, 8, 4, false).r == 1);
+  CHECK(transpose_block_tile(4, 8, 4, false).c == 1);
+  CHECK(transpose_block_tile(1, 8, 4, true).c == 4);
+  CHECK(transpose_block_tile(1, 8, 4, true).r == 0);
+  CHECK(transpose_block_tile(2, 8, 4, true).c == 0);
+  CHECK(transpose_block_tile(2, 8, 4, true).r == 1);
+  // Paired where rows lie 128 KiB or more apart and the columns pair up.
+  CHECK(transpose_pairs_columns(16384 * 8, 256));
+  CHECK(transpose_pairs_columns(32768 * 4, 256));
+  CHECK_FALSE(transpose_pairs_columns(16384 * 4, 128));
+  CHECK_FALSE(transpose_pairs_columns(20000 * 8, 313));
+}
+
 TEST_CASE(
     "transpose host references: every element size, an edge that is not a multiple of the tile") {
   for (int64_t bytes : kSizes) {

@@ -79,25 +79,20 @@ __device__ void move_tile(const T* __restrict__ in, T* __restrict__ out, int64_t
     }
 }
 
-// The tile (column c, row r of tiles of `in`) that this block moves. The grid's blocks cover the
-// same tiles as blockIdx = (c, r) would, but in block order consecutive blocks go down a column
-// of tiles of in rather than along a row: the blocks running at once then write whole rows of out
-// and read 512-byte pieces of many rows of in, where along a row they read whole rows of in and
-// wrote 512-byte pieces into every row of out. On the H200 at n=16384 (int64 rows 128 KiB apart)
-// that order reached 0.88-0.91 of a device-to-device copy's bandwidth and this one 0.91-0.94;
-// int32 0.94-0.95 against 0.97. Moving the tiles whole, untransposed, gave the same figures in
-// each order: the cost is the pattern of DRAM accesses, not the transposing.
-__device__ __forceinline__ void block_tile(int64_t& c, int64_t& r) {
+// The tile (column c, row r of tiles of `in`) that this block moves (transpose_block_tile), in a
+// matrix whose rows are row_bytes long.
+__device__ __forceinline__ void block_tile(int64_t row_bytes, int64_t& c, int64_t& r) {
   const int64_t block = blockIdx.y * int64_t(gridDim.x) + blockIdx.x;
-  r = block % gridDim.y;
-  c = block / gridDim.y;
+  const TileIndex t = transpose_block_tile(block, gridDim.x, gridDim.y,
+                                           transpose_pairs_columns(row_bytes, gridDim.x));
+  c = t.c, r = t.r;
 }
 
 template <class T, bool kBarrier, int kRows>
 __global__ void transpose_tiled_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t n) {
   extern __shared__ __align__(16) unsigned char shared[];
   int64_t c, r;
-  block_tile(c, r);
+  block_tile(n * int64_t(sizeof(T)), c, r);
   const int64_t r0 = r * kEdge<T>, c0 = c * kEdge<T>;  // the tile of in: first row, first column
   T* tile = reinterpret_cast<T*>(shared);
   if (r0 + kEdge<T> <= n && c0 + kEdge<T> <= n)  // the same for the whole block
@@ -185,7 +180,7 @@ __global__ void transpose_word_kernel(const Word<E>* __restrict__ in, Word<E>* _
   extern __shared__ __align__(16) unsigned char shared[];
   auto* tile = reinterpret_cast<Word<E>*>(shared);
   int64_t c, r;  // the tile of in: column, row
-  block_tile(c, r);
+  block_tile(n * int64_t(sizeof(E)), c, r);
   if ((c + 1) * kEdge<E> <= n && (r + 1) * kEdge<E> <= n)
     move_word_tile<E, kBarrier, kRows, false>(in, out, n, tile, c, r);
   else
