@@ -122,6 +122,8 @@ inline bool always_blocks(const Experiment&, const Op&) { return true; }
 inline void host_no_op(HostState&, const Op&) {}
 
 std::span<const OpKind* const> op_table();
+// cudaDeviceSynchronize (ops/sync.cpp): a repetition that ends with it ends with the device idle.
+extern const OpKind kDeviceSynchronize;
 const OpKind* find_op_kind(std::string_view name);
 
 }  // namespace streamlab

@@ -1,13 +1,15 @@
 #include "runner/execute/start_gate.hpp"
 
 #include <algorithm>
+#include <chrono>
 
+#include <cuda.h>
 #include <fmt/format.h>
 
 #include "ops/kernels/gate.hpp"
 #include "ops/op_kind.hpp"
-#include "runner/context/cuda_check.hpp"
 #include "ops/start_gate_rule.hpp"
+#include "runner/context/cuda_check.hpp"
 
 namespace streamlab {
 namespace {
@@ -22,6 +24,28 @@ std::string describe(const Experiment& exp, size_t opens_before, size_t blocking
         "start gate: opened before op '{}' (line {}), a {} that blocks the host; {} ops held",
         op.id, op.loc.line, op.kind->name, opens_before);
   return fmt::format("start gate: opened after {} ops, the most it holds", opens_before);
+}
+
+// The flag is written by this process's threads and read by the GPU over the bus.
+void set_flag(int* flag, int value) {
+  std::atomic_ref<int>(*flag).store(value, std::memory_order_release);
+}
+
+using WaitValue = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+
+// cuStreamWaitValue32 through the runtime's driver entry points: cuda.h's types only, no link to
+// libcuda.
+void* driver_wait_value() {
+#if CUDART_VERSION >= 12050
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000, cudaEnableDefault,
+                                       &found) == cudaSuccess &&
+      found == cudaDriverEntryPointSuccess)
+    return fn;
+  static_cast<void>(cudaGetLastError());
+#endif
+  return nullptr;
 }
 
 }  // namespace
@@ -49,28 +73,84 @@ StartGate::StartGate(const Experiment& exp, const CudaState& state, bool enabled
   }
   void* p = nullptr;
   STREAMLAB_CUDA(cudaHostAlloc(&p, 2 * sizeof(int), cudaHostAllocMapped));
-  host_ = static_cast<volatile int*>(p);
-  host_[0] = 0;
-  host_[1] = 0;
+  host_ = static_cast<int*>(p);
+  set_flag(&host_[0], 1);
+  set_flag(&host_[1], 0);
   STREAMLAB_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_), p, 0));
+  wait_value_ = driver_wait_value();
+  if (!wait_value_)
+    note_ += "; a spin kernel holds each stream (the driver has no cuStreamWaitValue32)";
+  watcher_ = std::thread([this] { watch(); });
 }
 
 StartGate::~StartGate() {
-  if (host_) STREAMLAB_CUDA_NOEXCEPT(cudaFreeHost(const_cast<int*>(host_)));
+  if (watcher_.joinable()) {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    watcher_.join();
+  }
+  if (host_) {
+    set_flag(&host_[0], 1);  // nothing may wait on memory about to be freed
+    STREAMLAB_CUDA_NOEXCEPT(cudaFreeHost(host_));
+  }
+}
+
+// One stream held: by its front end waiting on the flag, or by a gate kernel where that is not
+// available (the driver refuses the wait, as on platforms without stream memory operations).
+void StartGate::hold(cudaStream_t stream) {
+  if (wait_value_) {
+    auto wait = reinterpret_cast<WaitValue>(wait_value_);
+    if (wait(stream, reinterpret_cast<CUdeviceptr>(device_), 1, CU_STREAM_WAIT_VALUE_GEQ) ==
+        CUDA_SUCCESS)
+      return;
+    wait_value_ = nullptr;  // and a kernel from now on
+  }
+  STREAMLAB_CUDA(launch_start_gate(stream, device_, device_ + 1, kTimeoutNs));
 }
 
 void StartGate::close() {
-  host_[0] = 0;
-  for (cudaStream_t s : streams_)
-    STREAMLAB_CUDA(launch_start_gate(s, device_, device_ + 1, kTimeoutNs));
+  {
+    std::lock_guard lock(mutex_);
+    set_flag(&host_[0], 0);
+    ++closings_;
+  }
+  changed_.notify_all();
+  for (cudaStream_t s : streams_) hold(s);
 }
 
-void StartGate::open() { host_[0] = 1; }
+void StartGate::open() {
+  if (host_) set_flag(&host_[0], 1);
+}
+
+// Opens a gate still closed kTimeoutNs after its closing: the host may be waiting, in an op the
+// gate rule did not expect to block, for work that the gate holds.
+void StartGate::watch() {
+  std::unique_lock lock(mutex_);
+  uint64_t watched = 0;
+  while (!stopping_) {
+    if (closings_ == watched) {
+      changed_.wait(lock);
+      continue;
+    }
+    watched = closings_;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(kTimeoutNs);
+    changed_.wait_until(lock, deadline, [&] { return stopping_ || closings_ != watched; });
+    if (!stopping_ && closings_ == watched &&
+        std::atomic_ref<int>(host_[0]).load(std::memory_order_acquire) == 0) {
+      set_flag(&host_[0], 1);
+      host_timed_out_ = true;
+    }
+  }
+}
 
 bool StartGate::timed_out() {
-  if (!host_ || host_[1] == 0) return false;
-  host_[1] = 0;
-  return true;
+  if (!host_) return false;
+  const bool kernel = std::atomic_ref<int>(host_[1]).exchange(0) != 0;
+  const bool host = host_timed_out_.exchange(false);
+  return kernel || host;
 }
 
 }  // namespace streamlab

@@ -1,10 +1,15 @@
 #pragma once
-// The start gate (docs/semantics.md, "The start gate"): a spin kernel in every stream the
-// experiment uses holds the streams while a repetition is issued, so the host's issue cost does not
+// The start gate (docs/semantics.md, "The start gate"): every stream the experiment uses waits on
+// a flag in mapped host memory while a repetition is issued, so the host's issue cost does not
 // serialize work that could overlap, and a timing event recorded on an idle stream does not fire
 // before its op arrives. It opens once every op is queued, or just before the first op that
-// blocks the host (which would otherwise wait for ever), or after kGateMaxHeld ops (start_gate_rule.hpp).
+// blocks the host (which would otherwise wait for ever), or after kGateMaxHeld ops
+// (start_gate_rule.hpp). A gate left closed for kTimeoutNs opens by itself.
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -27,16 +32,32 @@ class StartGate {
   size_t opens_before() const { return opens_before_; }  // op index; ops.size() = after the last op
   const std::string& note() const { return note_; }      // how the gate was used, for reports
 
-  void close();      // before a repetition: a gate kernel in each held stream
-  void open();       // let the held streams run
+  void close();      // before a repetition: each held stream waits for the flag
+  void open();       // let the held streams run: one store, nothing else; harmless when open
   bool timed_out();  // after the repetition's final synchronize; clears the flag
 
  private:
+  void hold(cudaStream_t stream);
+  void watch();  // the timeout's thread
+
   std::vector<cudaStream_t> streams_;
   size_t opens_before_ = 0;
   std::string note_;
-  volatile int* host_ = nullptr;  // mapped host memory: [0] the flag, [1] timed out
-  int* device_ = nullptr;         // the same memory, as the device sees it
+  int* host_ = nullptr;    // mapped host memory: [0] the flag, [1] the gate kernel timed out
+  int* device_ = nullptr;  // the same memory, as the device sees it
+  // cuStreamWaitValue32, where the driver has it: the stream's own front end waits on the flag,
+  // so its first op starts as soon as the flag is seen. Otherwise (or where the call fails) a
+  // one-thread kernel spins on the flag, and its exit is what releases the stream's next op.
+  void* wait_value_ = nullptr;
+  // The timeout, for either kind of gate: a thread that opens a gate still closed kTimeoutNs
+  // after its closing (the kernel also times itself out, on the GPU's timer). open() does not
+  // wake it, so opening costs the measured span nothing but the store.
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stopping_ = false;
+  uint64_t closings_ = 0;
+  std::atomic<bool> host_timed_out_{false};
+  std::thread watcher_;
 };
 
 }  // namespace streamlab
