@@ -265,11 +265,13 @@ else
 fi
 
 # Progress within a repetition that runs for seconds: on a terminal, what it is doing; into a pipe,
-# nothing (what the run prints is the same as without the line).
+# nothing (what the run prints is the same as without the line). The line comes from the watchdog's
+# once-a-second tick, from the first tick that finds the repetition 2 s old: up to 4 s in. T=3000
+# runs about 6 s at -O2 on a CI core; T=1200 ran 2.5 s there, too short to be sure of the line.
 slow=tests/data/slow_repetition.yaml
 if command -v script >/dev/null; then
   expect progress-terminal 0 "timed repetition 1 of 1, [0-9]+ s: performing op 'slow_transpose' \(launch" -- \
-    script -qec "$(printf '%q ' "$bin" run $slow --backend host --set T=1200)" /dev/null
+    script -qec "$(printf '%q ' "$bin" run $slow --backend host --set T=3000)" /dev/null
 fi
 expect progress-pipe 0 '^quiet$' -- bash -c "'$bin' run $slow --backend host --set T=1200 2>&1 >/dev/null | grep -q repetition && echo shown || echo quiet"
 
