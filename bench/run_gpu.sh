@@ -8,7 +8,9 @@
 # within a block (it is not in the default sections: about six minutes).
 # `lab` grades the overlap lab (experiments/labs/overlap): its solution three times, its starter and
 # each classic mistake (tests/labs/overlap), and the solution against itself as the reference.
-#   usage: [SECTIONS="tests races c6 claims c12 libs compare safety lab predict sanitize"] [CLAIMS=GLOB]
+# `transpose` (not in the default sections) times transpose_tiled against a copy with its
+# matrices at several places in memory, where BENCH_DIR holds bench/transpose_placements.
+#   usage: [SECTIONS="tests races c6 claims c12 libs compare safety lab predict sanitize transpose"] [CLAIMS=GLOB]
 #          [MARKER_PROBE=LIB NVTX_PROBE=LIB] bench/run_gpu.sh STREAMLAB STREAMLAB_TESTS BENCH_DIR [LOG_DIR]
 # BENCH_DIR holds compare, built from bench/ by CMake (build/bench/compare).
 set -u
@@ -194,6 +196,14 @@ want compare && for timer in ${COMPARE_TIMERS:-none}; do  # COMPARE_TIMERS="none
   echo "== runner vs hand-written, timer $timer"
   "$benchdir/compare" --timer "$timer" --seconds "${COMPARE_SECONDS:-10}" 2>&1 | tee "$logs/compare_$timer.log"
 done
+
+# `transpose`: the built-in transpose against a copy with its matrices at several places in memory
+# (bench/transpose_placements.cu; build it with `cmake --build build --target
+# bench_transpose_placements`).
+if want transpose && [[ -x $benchdir/transpose_placements ]]; then
+  echo "== transpose_tiled over placements"
+  "$benchdir/transpose_placements" 2>&1 | tee "$logs/transpose_placements.log"
+fi
 
 # Safety on the GPU (docs/safety.md): the experiments that once failed there, a kernel that never
 # ends (stopped by the time limit, named, with either timer) and a write out of bounds (blamed on
