@@ -6,17 +6,10 @@
 #include <cstring>
 #include <vector>
 
+#include "bench/check_cuda.hpp"
+
 namespace bench {
 namespace {
-
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "%s: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(3);                                                                                \
-    }                                                                                              \
-  } while (0)
 
 __global__ void transpose_naive(const int* in, int* out, int n) {
   int x = blockIdx.x * blockDim.x + threadIdx.x;

@@ -15,18 +15,10 @@
 
 #include <cuda_runtime.h>
 
+#include "bench/check_cuda.hpp"
 #include "ops/kernels/transpose.hpp"
 
 namespace {
-
-#define CHECK(call)                                                                          \
-  do {                                                                                       \
-    cudaError_t e_ = (call);                                                                 \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(3);                                                                          \
-    }                                                                                        \
-  } while (0)
 
 constexpr size_t kGiB = size_t(1) << 30;
 
@@ -112,7 +104,8 @@ int main(int argc, char** argv) {
   CHECK(cudaDeviceSynchronize());
   // Offsets of in and out, in GiB, scaled by 3 for matrices of 4 GiB or more.
   const double places[][2] = {{3, 5}, {0, 3}, {1, 4}, {2, 4}, {7, 10}, {5.5, 8.5}, {0, 9}, {1, 13}};
-  std::printf("transpose_tiled / cudaMemcpyAsync D2D, read + written, at each placement of in/out\n");
+  std::printf(
+      "transpose_tiled / cudaMemcpyAsync D2D, read + written, at each placement of in/out\n");
   for (int64_t elem : {8, 4, 2, 1})
     for (int64_t n : {8192, 16384, 20000, 24576, 32768}) {
       const size_t bytes = size_t(n) * size_t(n) * size_t(elem);
@@ -121,11 +114,13 @@ int main(int argc, char** argv) {
       float low = 9, high = 0;
       bool first = true, ok = true;
       for (const auto& place : places) {
-        const size_t a = size_t(place[0] * scale * double(kGiB)), b = size_t(place[1] * scale * double(kGiB));
+        const size_t a = size_t(place[0] * scale * double(kGiB)),
+                     b = size_t(place[1] * scale * double(kGiB));
         if (b < a + bytes || b + bytes > pool_gib * kGiB) continue;
         void *in = pool + a, *out = pool + b;
         fill_matrix(in, n, elem);
-        const float copy = median_ms([&] { CHECK(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice)); });
+        const float copy =
+            median_ms([&] { CHECK(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice)); });
         const float tiled = median_ms([&] { transpose(in, out, n, elem); });
         if (first) ok = transposed(in, out, n, elem);
         first = false;
