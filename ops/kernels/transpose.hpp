@@ -64,8 +64,8 @@ constexpr int64_t transpose_tile_stride(int64_t elem_bytes) {
 // lie 128 KiB or more apart that read depends on where the matrix sits in DRAM: int64 at
 // n=16384 reached 0.918-0.952 of a device-to-device copy on the H200 over eight placements.
 // There, `paired` (transpose_pairs_columns), consecutive blocks take two columns half the grid
-// apart in turn, whose pieces lie half a row apart: 0.968-0.976 over the same placements, and
-// int32 at n=32768 0.949-0.957 against 0.931-0.964. With rows closer together the column alone
+// apart in turn, whose pieces lie half a row apart: 0.966-0.979 over the same placements, and
+// int32 at n=32768 0.964-0.970 against 0.931-0.964. With rows closer together the column alone
 // is ahead by 1-4% (docs/timing.md has the figures).
 struct TileIndex {
   int64_t c, r;
