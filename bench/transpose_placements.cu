@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
       std::printf("%d-byte n=%-6lld", int(elem), static_cast<long long>(n));
       float low = 9, high = 0;
       bool first = true, ok = true;
+      int placed = 0;
       for (const auto& place : places) {
         const size_t a = size_t(place[0] * scale * double(kGiB)),
                      b = size_t(place[1] * scale * double(kGiB));
@@ -124,11 +125,13 @@ int main(int argc, char** argv) {
         const float tiled = median_ms([&] { transpose(in, out, n, elem); });
         if (first) ok = transposed(in, out, n, elem);
         first = false;
+        ++placed;
         const float ratio = copy / tiled;
         low = std::min(low, ratio), high = std::max(high, ratio);
         std::printf(" %.3f", ratio);
       }
-      std::printf("   min %.3f max %.3f%s\n", low, high, ok ? "" : "   WRONG RESULT");
+      std::printf("   min %.3f max %.3f over %d placements%s\n", low, high, placed,
+                  ok ? "" : "   WRONG RESULT");
       std::fflush(stdout);
       if (!ok) return 1;
     }

@@ -259,8 +259,8 @@ TEST_SUITE("gpu") {
     // Each element size and both device paths of the ones smaller than the kernel's word (n =
     // 1000: whole words per row; 1001, and a range starting one element in, so not aligned to the
     // word: element by element); full grids (of an odd number of tile columns too: int32 at 1100
-    // and int64 at 1050 take 9 and 17) and short ones, with an even and an odd number of
-    // columns; the in and out ranges start `off` elements into their buffers.
+    // and int64 at 1050 take 9 and 17) and short ones; the in and out ranges start `off`
+    // elements into their buffers. Rows this short never pair columns (the 2 GiB case does).
     struct Case {
       const char* type;
       int64_t n, off;
@@ -280,8 +280,10 @@ TEST_SUITE("gpu") {
 
   TEST_CASE("cuda backend: transpose_tiled of a 2 GiB matrix writes what its host reference does") {
     SKIP_WITHOUT_GPU();
-    // int64, N=16384: byte offsets past 2^31 in both matrices, full and short grids.
-    for (const char* grid : {"", "[2, 3]"}) {
+    // int64, N=16384: byte offsets past 2^31 in both matrices; rows 128 KiB long, so the blocks
+    // pair columns half the grid apart (transpose_pairs_columns) where the grid has an even
+    // number of columns: full and short grids of both.
+    for (const char* grid : {"", "[2, 3]", "[4, 3]", "[3, 2]"}) {
       INFO("grid ", *grid ? grid : "full");
       CHECK(transpose_matches_host("int64", 16384, 0, "transpose_tiled", grid));
     }

@@ -116,10 +116,14 @@ TEST_CASE("transpose_tiled: the blocks take every tile of the grid once, in eith
   CHECK(transpose_block_tile(1, 8, 4, true).r == 0);
   CHECK(transpose_block_tile(2, 8, 4, true).c == 0);
   CHECK(transpose_block_tile(2, 8, 4, true).r == 1);
-  // Paired where rows lie 128 KiB or more apart and the columns pair up.
+  // Paired where rows lie an odd multiple of 128 KiB apart and the columns pair up.
   CHECK(transpose_pairs_columns(16384 * 8, 256));
   CHECK(transpose_pairs_columns(32768 * 4, 256));
+  CHECK(transpose_pairs_columns(49152 * 8, 768));
+  CHECK_FALSE(transpose_pairs_columns(16384 * 8, 255));
   CHECK_FALSE(transpose_pairs_columns(16384 * 4, 128));
+  CHECK_FALSE(transpose_pairs_columns(24576 * 8, 384));
+  CHECK_FALSE(transpose_pairs_columns(32768 * 8, 512));
   CHECK_FALSE(transpose_pairs_columns(20000 * 8, 313));
 }
 

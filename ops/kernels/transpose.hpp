@@ -59,19 +59,21 @@ constexpr int64_t transpose_tile_stride(int64_t elem_bytes) {
 
 // The tile a block of transpose_tiled moves, by the block's place in launch order: column c and
 // row r of the tiles of `in`, on a grid of gx columns by gy rows of tiles. The few hundred blocks
-// that run at once go down the rows of one column of tiles: they write whole rows of `out`. They
-// read a 512-byte piece of each row of `in`, all at the same offset in their rows, and where rows
-// lie 128 KiB or more apart that read depends on where the matrix sits in DRAM: int64 at
-// n=16384 reached 0.918-0.952 of a device-to-device copy on the H200 over eight placements.
-// There, `paired` (transpose_pairs_columns), consecutive blocks take two columns half the grid
-// apart in turn, whose pieces lie half a row apart: 0.966-0.979 over the same placements, and
-// int32 at n=32768 0.964-0.970 against 0.931-0.964. With rows closer together the column alone
-// is ahead by 1-4% (docs/timing.md has the figures).
+// that run at once go down the rows of one column of tiles: they write whole rows of `out`, and
+// read a 512-byte piece of each row of `in`, all at the same offset in their rows. Where rows lie
+// an odd multiple of 128 KiB apart, what that read costs depends on where the matrix sits in
+// DRAM: on the H200, over eight placements in one run, int64 at n=16384 (rows 128 KiB apart)
+// reached 0.918-0.952 of a device-to-device copy, int32 at n=32768 0.931-0.964. There, `paired`
+// (transpose_pairs_columns), consecutive blocks take two columns half the grid apart in turn,
+// whose pieces lie half a row apart: 0.968-0.978 and 0.957-0.962 in the same run. At the other
+// row lengths of that run (64, 125, 192 and 256 KiB) one column was ahead by 0.5-1.5%
+// (docs/timing.md has the figures).
 struct TileIndex {
   int64_t c, r;
 };
 constexpr bool transpose_pairs_columns(int64_t row_bytes, int64_t gx) {
-  return row_bytes >= 128 * 1024 && gx % 2 == 0;
+  constexpr int64_t k128KiB = 128 * 1024;
+  return row_bytes % (2 * k128KiB) == k128KiB && gx % 2 == 0;
 }
 constexpr TileIndex transpose_block_tile(int64_t block, int64_t gx, int64_t gy, bool paired) {
   if (!paired) return {block / gy, block % gy};
