@@ -122,8 +122,13 @@ inline bool always_blocks(const Experiment&, const Op&) { return true; }
 inline void host_no_op(HostState&, const Op&) {}
 
 std::span<const OpKind* const> op_table();
-// cudaDeviceSynchronize (ops/sync.cpp): a repetition that ends with it ends with the device idle.
+// cudaDeviceSynchronize (ops/sync.cpp). A repetition whose last op is one ends with the device
+// idle: the cuda backend adds no synchronize of its own after it, and the timeline model no
+// wake-up for one.
 extern const OpKind kDeviceSynchronize;
+inline bool ends_with_device_synchronize(const Experiment& exp) {
+  return !exp.ops.empty() && exp.ops.back().kind == &kDeviceSynchronize;
+}
 const OpKind* find_op_kind(std::string_view name);
 
 }  // namespace streamlab

@@ -128,7 +128,7 @@ class CudaBackend final : public Backend {
     gate_ =
         std::make_unique<StartGate>(exp_, state_, options_.gate && !options_.synchronize_each_op);
     if (!gate_->note().empty()) notes_.push_back(gate_->note());
-    ends_synchronized_ = !exp_.ops.empty() && exp_.ops.back().kind == &kDeviceSynchronize;
+    ends_synchronized_ = ends_with_device_synchronize(exp_);
     STREAMLAB_CUDA(cudaDeviceSynchronize());
     ready_ = true;
   }

@@ -75,7 +75,9 @@ class Simulation {
     }
     double last = host_time_;
     for (const Job& j : jobs_) last = std::max(last, j.done() ? j.end : last);
-    run_.end_ms = last + (o_.host_costs ? p_.wake_us / 1000 : 0);
+    // The cuda backend's closing synchronize, and its wake-up, unless the last op was one.
+    const bool closing_sync = o_.host_costs && !ends_with_device_synchronize(exp_);
+    run_.end_ms = last + (closing_sync ? p_.wake_us / 1000 : 0);
     return std::move(run_);
   }
 
