@@ -273,7 +273,7 @@ if command -v script >/dev/null; then
   expect progress-terminal 0 "timed repetition 1 of 1, [0-9]+ s: performing op 'slow_transpose' \(launch" -- \
     script -qec "$(printf '%q ' "$bin" run $slow --backend host --set T=3000)" /dev/null
 fi
-expect progress-pipe 0 '^quiet$' -- bash -c "'$bin' run $slow --backend host --set T=1200 2>&1 >/dev/null | grep -q repetition && echo shown || echo quiet"
+expect progress-pipe 0 '^quiet$' -- bash -c "'$bin' run $slow --backend host --set T=3000 2>&1 >/dev/null | grep -q repetition && echo shown || echo quiet"
 
 # Without a GPU: auto falls back to the host backend and says so; cuda is a runtime failure.
 if ! "$bin" run experiments/01_one_transpose.yaml --backend cuda --set N=32 >/dev/null 2>&1; then
