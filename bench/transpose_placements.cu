@@ -11,12 +11,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime.h>
 
 #include "bench/check_cuda.hpp"
 #include "ops/kernels/transpose.hpp"
+#include "runner/core/stats.hpp"
 
 namespace {
 
@@ -38,12 +40,12 @@ __global__ void count_wrong(const T* in, const T* out, int64_t n, unsigned long 
 
 // The median of 7 timed calls of f after one untimed.
 template <class F>
-float median_ms(F f) {
+double median_ms(F f) {
   cudaEvent_t a, b;
   CHECK(cudaEventCreate(&a));
   CHECK(cudaEventCreate(&b));
   f();
-  std::vector<float> t;
+  std::vector<double> t;
   for (int i = 0; i < 7; ++i) {
     CHECK(cudaEventRecord(a));
     f();
@@ -55,8 +57,7 @@ float median_ms(F f) {
   }
   CHECK(cudaEventDestroy(a));
   CHECK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return streamlab::summarize(std::move(t)).median;
 }
 
 void transpose(void* in, void* out, int64_t n, int64_t elem) {
@@ -111,7 +112,7 @@ int main(int argc, char** argv) {
       const size_t bytes = size_t(n) * size_t(n) * size_t(elem);
       const double scale = bytes >= 4 * kGiB ? 3 : 1;
       std::printf("%d-byte n=%-6lld", int(elem), static_cast<long long>(n));
-      float low = 9, high = 0;
+      double low = 9, high = 0;
       bool first = true, ok = true;
       int placed = 0;
       for (const auto& place : places) {
@@ -120,13 +121,13 @@ int main(int argc, char** argv) {
         if (b < a + bytes || b + bytes > pool_gib * kGiB) continue;
         void *in = pool + a, *out = pool + b;
         fill_matrix(in, n, elem);
-        const float copy =
+        const double copy =
             median_ms([&] { CHECK(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice)); });
-        const float tiled = median_ms([&] { transpose(in, out, n, elem); });
+        const double tiled = median_ms([&] { transpose(in, out, n, elem); });
         if (first) ok = transposed(in, out, n, elem);
         first = false;
         ++placed;
-        const float ratio = copy / tiled;
+        const double ratio = copy / tiled;
         low = std::min(low, ratio), high = std::max(high, ratio);
         std::printf(" %.3f", ratio);
       }
