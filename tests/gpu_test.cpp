@@ -3,8 +3,10 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ops/kernels/kernel.hpp"
@@ -12,9 +14,11 @@
 #include "ops/op_kind.hpp"
 #include "runner/analyze/analyze.hpp"
 #include "runner/check/figures.hpp"
+#include "runner/context/cuda_state.hpp"
 #include "runner/context/device_timer.hpp"
 #include "runner/execute/backend.hpp"
 #include "runner/execute/execute.hpp"
+#include "runner/execute/start_gate.hpp"
 #include "runner/load/load.hpp"
 #include "tests/test_support.hpp"
 
@@ -605,5 +609,44 @@ expect:
     }
     CHECK(run.impossible.empty());
     CHECK(run.peaks.memory_gbps > 100);  // read from the device: an H200 says 4916
+  }
+}
+
+TEST_SUITE("gpu") {
+  // The gate's two ways of opening: open(), at once, and its watcher, kTimeoutNs after closing
+  // when nothing opened it (the host waiting, in an op the rule did not expect to block, for work
+  // the gate holds). The watcher looks every quarter second: the timeout is 5 to 5.25 s.
+  TEST_CASE("start gate: a held stream runs when the gate opens, or by itself after the timeout") {
+    SKIP_WITHOUT_GPU();
+    using Clock = std::chrono::steady_clock;
+    Experiment e = load_string(
+        "name: gate\nstreams: {s: {}}\nops:\n"
+        "  - launch: {id: k, kernel: spin, grid: 1, block: 32, stream: s, args: {us: 1}}\n",
+        "gate.yaml");
+    cudaStream_t s = nullptr;
+    REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+    CudaState state{e, {cudaStreamLegacy, s}, {}, {}, {}, {}, {}, {}, {}, {}};
+    {
+      StartGate gate(e, state, true);
+      REQUIRE(gate.used());
+      gate.close();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      CHECK(cudaStreamQuery(s) == cudaErrorNotReady);  // held
+      gate.open();
+      auto t = Clock::now();
+      CHECK(cudaStreamSynchronize(s) == cudaSuccess);
+      CHECK(Clock::now() - t < std::chrono::milliseconds(100));
+      CHECK_FALSE(gate.timed_out());
+
+      gate.close();
+      t = Clock::now();
+      CHECK(cudaStreamSynchronize(s) == cudaSuccess);  // nothing opens it but the watcher
+      const double waited = std::chrono::duration<double>(Clock::now() - t).count();
+      CHECK(waited >= 4.9);
+      CHECK(waited < 6.0);
+      CHECK(gate.timed_out());
+      CHECK_FALSE(gate.timed_out());  // cleared by the asking
+    }
+    CHECK(cudaStreamDestroy(s) == cudaSuccess);
   }
 }

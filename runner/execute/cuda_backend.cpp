@@ -138,11 +138,14 @@ class CudaBackend final : public Backend {
     rep.number = ++repetitions_;
     release_op_allocations();
     restore_initial_contents();
-    if (gate_->used()) gate_->close();
     auto t0 = Clock::now();
     state_.t0 = t0;
     issued_ = 0;
+    // The timer's base first: the events timer's base event, recorded after the gate's waits,
+    // could sit behind one of them in a hardware queue that its stream shares with a held stream
+    // (CUDA_DEVICE_MAX_CONNECTIONS), and fire only when the gate opens.
     timer_->begin_repetition(rep.number, t0);
+    if (gate_->used()) gate_->close();
     for (size_t i = 0; i < exp_.ops.size(); ++i) {
       if (gate_->used() && i == gate_->opens_before()) open_gate(rep, t0);
       rep.ops.push_back(issue(i, t0));

@@ -89,7 +89,7 @@ StartGate::~StartGate() {
       std::lock_guard lock(mutex_);
       stopping_ = true;
     }
-    changed_.notify_all();
+    stop_.notify_all();
     watcher_.join();
   }
   if (host_) {
@@ -114,10 +114,9 @@ void StartGate::hold(cudaStream_t stream) {
 void StartGate::close() {
   {
     std::lock_guard lock(mutex_);
+    closed_at_ = std::chrono::steady_clock::now();
     set_flag(&host_[0], 0);
-    ++closings_;
   }
-  changed_.notify_all();
   for (cudaStream_t s : streams_) hold(s);
 }
 
@@ -126,20 +125,14 @@ void StartGate::open() {
 }
 
 // Opens a gate still closed kTimeoutNs after its closing: the host may be waiting, in an op the
-// gate rule did not expect to block, for work that the gate holds.
+// gate rule did not expect to block, for work that the gate holds. A timeout is then kTimeoutNs
+// to kTimeoutNs + kPollNs.
 void StartGate::watch() {
   std::unique_lock lock(mutex_);
-  uint64_t watched = 0;
-  while (!stopping_) {
-    if (closings_ == watched) {
-      changed_.wait(lock);
-      continue;
-    }
-    watched = closings_;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(kTimeoutNs);
-    changed_.wait_until(lock, deadline, [&] { return stopping_ || closings_ != watched; });
-    if (!stopping_ && closings_ == watched &&
-        std::atomic_ref<int>(host_[0]).load(std::memory_order_acquire) == 0) {
+  while (!stop_.wait_for(lock, std::chrono::nanoseconds(kPollNs), [&] { return stopping_; })) {
+    const bool closed = std::atomic_ref<int>(host_[0]).load(std::memory_order_acquire) == 0;
+    if (closed &&
+        std::chrono::steady_clock::now() - closed_at_ >= std::chrono::nanoseconds(kTimeoutNs)) {
       set_flag(&host_[0], 1);
       host_timed_out_ = true;
     }

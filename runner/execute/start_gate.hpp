@@ -6,6 +6,7 @@
 // blocks the host (which would otherwise wait for ever), or after kGateMaxHeld ops
 // (start_gate_rule.hpp). A gate left closed for kTimeoutNs opens by itself.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -49,13 +50,16 @@ class StartGate {
   // so its first op starts as soon as the flag is seen. Otherwise (or where the call fails) a
   // one-thread kernel spins on the flag, and its exit is what releases the stream's next op.
   void* wait_value_ = nullptr;
-  // The timeout, for either kind of gate: a thread that opens a gate still closed kTimeoutNs
-  // after its closing (the kernel also times itself out, on the GPU's timer). open() does not
-  // wake it, so opening costs the measured span nothing but the store.
+  // The timeout, for either kind of gate: a thread that looks every kPollNs and opens a gate
+  // still closed kTimeoutNs after its closing (the kernel also times itself out, on the GPU's
+  // timer). Nothing wakes it: close() and open() cost the repetition no system call and put no
+  // thread on a core just before the span. The lock makes its look and store one step against
+  // close(), so it never opens a gate closed since it looked.
+  static constexpr uint64_t kPollNs = 250'000'000;
   std::mutex mutex_;
-  std::condition_variable changed_;
+  std::condition_variable stop_;
   bool stopping_ = false;
-  uint64_t closings_ = 0;
+  std::chrono::steady_clock::time_point closed_at_;
   std::atomic<bool> host_timed_out_{false};
   std::thread watcher_;
 };
