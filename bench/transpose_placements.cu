@@ -67,7 +67,7 @@ void transpose(void* in, void* out, int64_t n, int64_t elem) {
   d.block[0] = 32, d.block[1] = 16;
   streamlab::KernelArgs k;
   k.ptr[0] = in, k.ptr[1] = out, k.scalar[2] = n, k.elem_bytes[0] = k.elem_bytes[1] = elem;
-  CHECK(streamlab::launch_transpose_tiled(d, nullptr, k));
+  CHECK(streamlab::launch_transpose_tiled(d, nullptr, k, 1));
 }
 
 // Whether out is the transpose of in, counted on the GPU.

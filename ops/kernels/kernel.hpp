@@ -60,7 +60,11 @@ struct KernelKind {
   std::span<const KernelParam> params;
   std::optional<KernelArgProblem> (*validate)(const KernelCall&);
   void (*host)(const LaunchDims&, const KernelArgs&);
-  cudaError_t (*launch)(const LaunchDims&, cudaStream_t, const KernelArgs&);
+  // `times` launches back to back and their error after them, as a hand-written loop checks it:
+  // a bad configuration fails every one of them alike, and a fault while they run makes the
+  // launches after it fail, so the last error is the one to report. One check per launch would
+  // add a runtime call to each (C10 times launches microseconds apart).
+  cudaError_t (*launch)(const LaunchDims&, cudaStream_t, const KernelArgs&, int64_t times);
   // Bytes a launch reads plus bytes it writes in device memory, for its effective bandwidth.
   int64_t (*bytes)(const KernelCall&);
   KernelLoad (*load)(const KernelCall&) = nullptr;  // nullptr: its bytes alone

@@ -18,10 +18,12 @@ __global__ void spin_kernel(int64_t us) {
 
 }  // namespace
 
-cudaError_t launch_spin(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+cudaError_t launch_spin(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a,
+                        int64_t times) {
   dim3 grid(unsigned(d.grid[0]), unsigned(d.grid[1]), unsigned(d.grid[2]));
   dim3 block(unsigned(d.block[0]), unsigned(d.block[1]), unsigned(d.block[2]));
-  spin_kernel<<<grid, block, size_t(d.shared_bytes), stream>>>(a.scalar[0]);
+  for (int64_t t = 0; t < times; ++t)
+    spin_kernel<<<grid, block, size_t(d.shared_bytes), stream>>>(a.scalar[0]);
   return cudaGetLastError();
 }
 

@@ -197,7 +197,7 @@ using Kernel = void (*)(const T*, T*, int64_t);
 // in transpose.hpp holds for every element size.
 template <class T>
 cudaError_t launch_tile(Kernel<T> kernel, int64_t elem_bytes, const LaunchDims& d,
-                        cudaStream_t stream, const KernelArgs& a) {
+                        cudaStream_t stream, const KernelArgs& a, int64_t times) {
   constexpr int64_t kWithoutOptIn = 48 * 1024;
   const int64_t tile = transpose_tile_bytes(elem_bytes);
   if (tile > kWithoutOptIn)
@@ -205,8 +205,9 @@ cudaError_t launch_tile(Kernel<T> kernel, int64_t elem_bytes, const LaunchDims& 
                                              static_cast<int>(tile));
         e != cudaSuccess)
       return e;
-  kernel<<<to_dim3(d.grid), to_dim3(d.block), size_t(tile + d.shared_bytes), stream>>>(
-      static_cast<const T*>(a.ptr[0]), static_cast<T*>(a.ptr[1]), a.scalar[2]);
+  for (int64_t t = 0; t < times; ++t)
+    kernel<<<to_dim3(d.grid), to_dim3(d.block), size_t(tile + d.shared_bytes), stream>>>(
+        static_cast<const T*>(a.ptr[0]), static_cast<T*>(a.ptr[1]), a.scalar[2]);
   return cudaGetLastError();
 }
 
@@ -252,37 +253,41 @@ bool fits_words(const KernelArgs& a) {
 }
 
 template <bool kBarrier>
-cudaError_t launch_tiled(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+cudaError_t launch_tiled(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a,
+                         int64_t times) {
   return with_elem_type(a.elem_bytes[0], [&](auto zero) {
     using T = decltype(zero);
     constexpr int64_t kBytes = sizeof(T);
     if constexpr (kBytes < 8)
       if (fits_words<T>(a))
         return launch_tile<Word<T>>(for_rows<Word<T>, Words<T>::template Of, kBarrier>(d.block[1]),
-                                    kBytes, d, stream, a);
-    return launch_tile<T>(for_rows<T, Tiled, kBarrier>(d.block[1]), kBytes, d, stream, a);
+                                    kBytes, d, stream, a, times);
+    return launch_tile<T>(for_rows<T, Tiled, kBarrier>(d.block[1]), kBytes, d, stream, a, times);
   });
 }
 
 }  // namespace
 
-cudaError_t launch_transpose_naive(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+cudaError_t launch_transpose_naive(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a,
+                                   int64_t times) {
   return with_elem_type(a.elem_bytes[0], [&](auto zero) {
     using T = decltype(zero);
-    transpose_naive_kernel<T>
-        <<<to_dim3(d.grid), to_dim3(d.block), size_t(d.shared_bytes), stream>>>(
-            static_cast<const T*>(a.ptr[0]), static_cast<T*>(a.ptr[1]), a.scalar[2]);
+    for (int64_t t = 0; t < times; ++t)
+      transpose_naive_kernel<T>
+          <<<to_dim3(d.grid), to_dim3(d.block), size_t(d.shared_bytes), stream>>>(
+              static_cast<const T*>(a.ptr[0]), static_cast<T*>(a.ptr[1]), a.scalar[2]);
     return cudaGetLastError();
   });
 }
 
-cudaError_t launch_transpose_tiled(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
-  return launch_tiled<true>(d, stream, a);
+cudaError_t launch_transpose_tiled(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a,
+                                   int64_t times) {
+  return launch_tiled<true>(d, stream, a, times);
 }
 
 cudaError_t launch_transpose_tiled_nobarrier(const LaunchDims& d, cudaStream_t stream,
-                                             const KernelArgs& a) {
-  return launch_tiled<false>(d, stream, a);
+                                             const KernelArgs& a, int64_t times) {
+  return launch_tiled<false>(d, stream, a, times);
 }
 
 }  // namespace streamlab

@@ -10,13 +10,13 @@ namespace streamlab {
 // Parameters of the transposes, by position: in, out (n*n elements of 1, 2, 4 or 8 bytes, the same
 // type, row-major), n. Each writes out[r][c] = in[c][r] for the elements its grid covers.
 cudaError_t launch_transpose_naive(const LaunchDims& dims, cudaStream_t stream,
-                                   const KernelArgs& args);
+                                   const KernelArgs& args, int64_t times);
 cudaError_t launch_transpose_tiled(const LaunchDims& dims, cudaStream_t stream,
-                                   const KernelArgs& args);
+                                   const KernelArgs& args, int64_t times);
 // The race of claim C9: transpose_tiled without __syncthreads. Its host reference is the
 // transpose it means to compute (the host runs no warps, so it cannot race).
 cudaError_t launch_transpose_tiled_nobarrier(const LaunchDims& dims, cudaStream_t stream,
-                                             const KernelArgs& args);
+                                             const KernelArgs& args, int64_t times);
 void host_transpose_naive(const LaunchDims& dims, const KernelArgs& args);
 void host_transpose_tiled(const LaunchDims& dims, const KernelArgs& args);
 

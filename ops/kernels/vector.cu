@@ -59,32 +59,40 @@ float* f32(void* p) { return static_cast<float*>(p); }
 
 }  // namespace
 
-#define STREAMLAB_LAUNCH(kernel, extra_shared, ...)                                               \
-  kernel<<<to_dim3(d.grid), to_dim3(d.block), size_t(d.shared_bytes + (extra_shared)), stream>>>( \
-      __VA_ARGS__);                                                                               \
+#define STREAMLAB_LAUNCH(kernel, extra_shared, ...)                                      \
+  for (int64_t t = 0; t < times; ++t)                                                    \
+    kernel<<<to_dim3(d.grid), to_dim3(d.block), size_t(d.shared_bytes + (extra_shared)), \
+             stream>>>(__VA_ARGS__);                                                     \
   return cudaGetLastError()
 
-cudaError_t launch_empty(const LaunchDims& d, cudaStream_t stream, const KernelArgs&) {
+cudaError_t launch_empty(const LaunchDims& d, cudaStream_t stream, const KernelArgs&,
+                         int64_t times) {
   STREAMLAB_LAUNCH(empty_kernel, 0);
 }
-cudaError_t launch_fill(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+cudaError_t launch_fill(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a,
+                        int64_t times) {
   STREAMLAB_LAUNCH(fill_kernel, 0, f32(a.ptr[0]), a.count[0], float(a.real[1]));
 }
-cudaError_t launch_vector_add(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+cudaError_t launch_vector_add(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a,
+                              int64_t times) {
   STREAMLAB_LAUNCH(vector_add_kernel, 0, f32(a.ptr[0]), f32(a.ptr[1]), f32(a.ptr[2]), a.count[2]);
 }
-cudaError_t launch_saxpy(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+cudaError_t launch_saxpy(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a,
+                         int64_t times) {
   STREAMLAB_LAUNCH(saxpy_kernel, 0, f32(a.ptr[0]), f32(a.ptr[1]), a.count[1], float(a.real[2]));
 }
-cudaError_t launch_scale(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+cudaError_t launch_scale(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a,
+                         int64_t times) {
   STREAMLAB_LAUNCH(scale_kernel, 0, f32(a.ptr[0]), a.count[0], float(a.real[1]));
 }
-cudaError_t launch_lcg(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+cudaError_t launch_lcg(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a,
+                       int64_t times) {
   STREAMLAB_LAUNCH(lcg_kernel, 0, static_cast<const uint32_t*>(a.ptr[0]),
-                   static_cast<uint32_t*>(a.ptr[1]), a.count[1], a.scalar[2],
-                   uint32_t(a.scalar[3]), uint32_t(a.scalar[4]));
+                   static_cast<uint32_t*>(a.ptr[1]), a.count[1], a.scalar[2], uint32_t(a.scalar[3]),
+                   uint32_t(a.scalar[4]));
 }
-cudaError_t launch_reduce_sum(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a) {
+cudaError_t launch_reduce_sum(const LaunchDims& d, cudaStream_t stream, const KernelArgs& a,
+                              int64_t times) {
   STREAMLAB_LAUNCH(reduce_sum_kernel, d.block[0] * int64_t(sizeof(float)), f32(a.ptr[0]),
                    f32(a.ptr[1]), a.count[0]);
 }
