@@ -188,8 +188,10 @@ PY
 )"
 done
 
-# The ratios come from bench/compare, which runs each experiment and its hand-written program
-# repetition for repetition in one process, so that the host's drift falls on both alike. The
+# The ratios come from bench/compare, which runs each experiment, its hand-written program and a
+# second instance of that program (the control) round for round in one process, so that the
+# host's drift falls on all alike; its verdict column judges each pair against 1 +- 1% and, where
+# outside, against the control. The
 # acceptance figure uses --timer none (spans alone, as the hand-written program measures); with
 # events the runner also pays an event pair per op. CUPTI is left out: it would trace both sides.
 want compare && for timer in ${COMPARE_TIMERS:-none}; do  # COMPARE_TIMERS="none events" adds the events timer
