@@ -502,7 +502,12 @@ TEST_CASE("kernel files: the compiler's child process returns its output, or why
       },
       {64 << 20, 1, 1 << 20});
   CHECK(spun.outcome == ChildResult::bounded);
-  CHECK(spun.why == "it ran longer than 1 s of CPU time");
+  // On a loaded machine the spinning child gets less than half a core, and the wall-clock bound
+  // (twice the CPU bound) stops it first: also a bound, and said as one.
+  if (spun.why == "it took longer than 2 s")
+    MESSAGE("the machine was too busy for the CPU bound to come first: stopped by the clock");
+  else
+    CHECK(spun.why == "it ran longer than 1 s of CPU time");
   ChildResult slept = run_bounded(
       [] {
         ::sleep(30);
