@@ -1,4 +1,4 @@
-// Runner against hand-written CUDA, repetition for repetition, in one process.
+// Runner against hand-written CUDA, round for round, in one process.
 //
 // Each pair is an experiment and the program it describes written by hand (hand_written.cu). Three
 // sides are set up once and warmed up: the runner, the hand-written program, and a second
@@ -29,6 +29,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "bench/compare_verdict.hpp"
 #include "bench/hand_written.hpp"
 #include "runner/check/checks.hpp"
 #include "runner/core/stats.hpp"
@@ -90,43 +91,13 @@ double time_ms(const std::function<void()>& f) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// A ratio's median over the rounds, and its 95% interval.
-struct Ratio {
-  double median = NAN, low = NAN, high = NAN;
-};
-
-// The interval is distribution-free: the order statistics that a sign test puts around the
-// median (normal approximation of the binomial; the bench takes at least 20 rounds).
-Ratio ratio_of(std::vector<double> x) {
-  if (x.empty()) return {};
-  std::sort(x.begin(), x.end());
-  const double n = static_cast<double>(x.size());
-  const auto k = static_cast<size_t>(std::max(0.0, std::floor((n - 1.96 * std::sqrt(n)) / 2)));
-  return {streamlab::summarize(x).median, x[k], x[x.size() - 1 - k]};
-}
-
 struct Outcome {
   streamlab::Summary runner, hand;
-  Ratio paired;   // runner / hand-written, round by round: what drift between rounds cannot move
-  Ratio control;  // control / hand-written, the same way; NaN without a control
+  bench::Ratio
+      paired;  // runner / hand-written, round by round: what drift between rounds cannot move
+  bench::Ratio control;  // control / hand-written, the same way; NaN without a control
   bool runner_valid = false, hand_valid = false;
 };
-
-constexpr double kBand = 0.01;  // the goal: the runner within 1% of the hand-written program
-
-// "within": the paired ratio is inside 1 +- kBand. "as control": outside it, but its interval
-// meets the control's, whose two sides run the same code: the runner reads as a second copy of
-// the hand-written program does, and the distance is where memory sits, not what the runner does.
-// "unresolved": its interval reaches into the band; more rounds (--seconds) would tell. Otherwise
-// the runner is slower or faster, by the measured amount.
-std::string verdict(const Outcome& o) {
-  const Ratio& r = o.paired;
-  if (std::abs(r.median - 1) <= kBand) return "within";
-  if (!std::isnan(o.control.median) && r.low <= o.control.high && o.control.low <= r.high)
-    return "as control";
-  if (r.low <= 1 + kBand && r.high >= 1 - kBand) return "unresolved";
-  return r.median > 1 ? "RUNNER SLOWER" : "runner faster";
-}
 
 // One side of a pair: a repetition timed on the host, and whether its results were right.
 struct Side {
@@ -138,16 +109,20 @@ Side runner_side(const Pair& pair, const std::string& dir, streamlab::TimerChoic
                  bool gate) {
   streamlab::LoadOptions options;
   options.overrides = pair.params;
-  auto exp =
-      std::make_shared<streamlab::Experiment>(streamlab::load_file(dir + "/" + pair.file, options));
-  std::shared_ptr<streamlab::Backend> runner =
-      streamlab::make_cuda_backend(*exp, 0, {.timer = timer, .gate = gate});
-  runner->prepare();
-  // Both hold the experiment: the backend refers to it until it is destroyed.
-  return {[runner, exp] { return runner->run_repetition().host_span_ms; },
-          [runner, exp] {
+  // One owner for both, the experiment declared first: the backend refers to it until the
+  // backend is destroyed, and members go in the reverse order (a lambda's captures have none).
+  struct Runner {
+    streamlab::Experiment exp;
+    std::unique_ptr<streamlab::Backend> backend;
+  };
+  auto runner = std::make_shared<Runner>();
+  runner->exp = streamlab::load_file(dir + "/" + pair.file, options);
+  runner->backend = streamlab::make_cuda_backend(runner->exp, 0, {.timer = timer, .gate = gate});
+  runner->backend->prepare();
+  return {[runner] { return runner->backend->run_repetition().host_span_ms; },
+          [runner] {
             auto checks = streamlab::run_checks(
-                *exp, [&](int b) { return runner->contents(b); }, true);
+                runner->exp, [&](int b) { return runner->backend->contents(b); }, true);
             return std::all_of(checks.begin(), checks.end(), [](auto& c) { return c.passed; });
           }};
 }
@@ -179,10 +154,10 @@ Outcome compare(const Pair& pair, const std::string& dir, streamlab::TimerChoice
   auto ratios = [&](size_t side) {
     std::vector<double> r;
     for (int i = 0; i < rounds; ++i) r.push_back(ms[side][i] / ms[1][i]);
-    return ratio_of(r);
+    return bench::ratio_of(r);
   };
   Outcome out{streamlab::summarize(ms[0]), streamlab::summarize(ms[1]), ratios(0),
-              control ? ratios(2) : Ratio{}};
+              control ? ratios(2) : bench::Ratio{}};
   out.runner_valid = sides[0].valid();
   out.hand_valid = sides[1].valid() && (!control || sides[2].valid());
   return out;
@@ -191,7 +166,7 @@ Outcome compare(const Pair& pair, const std::string& dir, streamlab::TimerChoice
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"streamlab against hand-written CUDA, repetition for repetition in one process"};
+  CLI::App app{"streamlab against hand-written CUDA, round for round in one process"};
   std::string timer_name = "none", only, dir = "experiments";
   double seconds = 10;
   app.add_option("--timer", timer_name, "The runner's device timer")
@@ -226,7 +201,7 @@ int main(int argc, char** argv) {
   fmt::print("{:<22} {:>6} {:>10} {:>6} {:>10} {:>6} {:>6}  {:<22} {:<22} {:<13} {}\n", "pair",
              "rounds", "runner ms", "cv", "hand ms", "cv", "ratio", "paired", "control", "verdict",
              "valid");
-  auto show = [](const Ratio& r) {
+  auto show = [](const bench::Ratio& r) {
     return std::isnan(r.median) ? std::string("-")
                                 : fmt::format("{:.3f} [{:.3f}, {:.3f}]", r.median, r.low, r.high);
   };
@@ -241,7 +216,7 @@ int main(int argc, char** argv) {
             "{}\n",
             pair.name, o.runner.n, o.runner.median, 100 * o.runner.cv, o.hand.median,
             100 * o.hand.cv, o.runner.median / o.hand.median, show(o.paired), show(o.control),
-            verdict(o),
+            bench::verdict(o.paired, o.control),
             o.runner_valid && o.hand_valid ? "both"
             : o.runner_valid               ? "HAND-WRITTEN WRONG"
                                            : "RUNNER WRONG");
