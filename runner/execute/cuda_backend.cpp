@@ -143,7 +143,8 @@ class CudaBackend final : public Backend {
     issued_ = 0;
     // The timer's base first: the events timer's base event, recorded after the gate's waits,
     // could sit behind one of them in a hardware queue that its stream shares with a held stream
-    // (CUDA_DEVICE_MAX_CONNECTIONS), and fire only when the gate opens.
+    // (CUDA_DEVICE_MAX_CONNECTIONS), and fire only when the gate opens. The gate's closing then
+    // falls after t0: in the ops' issue times, not in the span, which starts at the opening.
     timer_->begin_repetition(rep.number, t0);
     if (gate_->used()) gate_->close();
     for (size_t i = 0; i < exp_.ops.size(); ++i) {

@@ -130,11 +130,13 @@ void StartGate::open() {
 void StartGate::watch() {
   std::unique_lock lock(mutex_);
   while (!stop_.wait_for(lock, std::chrono::nanoseconds(kPollNs), [&] { return stopping_; })) {
-    const bool closed = std::atomic_ref<int>(host_[0]).load(std::memory_order_acquire) == 0;
+    // A gate kernel that timed out has released its stream already and says so itself.
+    const bool closed = std::atomic_ref<int>(host_[0]).load(std::memory_order_acquire) == 0 &&
+                        std::atomic_ref<int>(host_[1]).load(std::memory_order_acquire) == 0;
     if (closed &&
         std::chrono::steady_clock::now() - closed_at_ >= std::chrono::nanoseconds(kTimeoutNs)) {
+      host_timed_out_ = true;  // before the store: whoever sees the gate open sees why
       set_flag(&host_[0], 1);
-      host_timed_out_ = true;
     }
   }
 }
