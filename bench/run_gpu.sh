@@ -138,8 +138,8 @@ if want c6; then
   done
 fi
 if want claims; then
-  for pass in 1 2 3; do
-    echo "== claims experiments, run $pass of 3"
+  for pass in $(seq 1 "${CLAIMS_PASSES:-3}"); do
+    echo "== claims experiments, run $pass of ${CLAIMS_PASSES:-3}"
     for f in experiments/claims/${CLAIMS:-*}.yaml; do run_one "$logs/$(basename "$f" .yaml)_run$pass.log" "$f"; done
   done
 fi

@@ -149,6 +149,7 @@ class CudaBackend final : public Backend {
     if (gate_->used()) gate_->close();
     for (size_t i = 0; i < exp_.ops.size(); ++i) {
       if (gate_->used() && i == gate_->opens_before()) open_gate(rep, t0);
+      if (gate_->used()) gate_->before(i);
       rep.ops.push_back(issue(i, t0));
     }
     if (gate_->used() && gate_->opens_before() == exp_.ops.size()) open_gate(rep, t0);
@@ -173,6 +174,7 @@ class CudaBackend final : public Backend {
           "issued",
           StartGate::kTimeoutNs / 1'000'000'000, rep.number));
     }
+    if (std::string late = gate_->take_late_note(); !late.empty()) notes_.push_back(late);
     return rep;
   }
 
