@@ -149,7 +149,6 @@ class CudaBackend final : public Backend {
     if (gate_->used()) gate_->close();
     for (size_t i = 0; i < exp_.ops.size(); ++i) {
       if (gate_->used() && i == gate_->opens_before()) open_gate(rep, t0);
-      if (gate_->used()) gate_->before(i);
       rep.ops.push_back(issue(i, t0));
     }
     if (gate_->used() && gate_->opens_before() == exp_.ops.size()) open_gate(rep, t0);
@@ -346,6 +345,7 @@ class CudaBackend final : public Backend {
     cudaStream_t stream = op.stream >= 0 ? state_.streams[op.stream] : nullptr;
     NvtxRange range(op.id);
     try {
+      if (gate_->used()) gate_->before(i);  // holds the stream whose first op this is
       timer_->before_op(i, stream);
       s.issue_ms = ms_since(t0);
       calling_ = static_cast<int64_t>(i);

@@ -89,13 +89,15 @@ StartGate::StartGate(const Experiment& exp, const CudaState& state, bool enabled
   if (streams_.size() > 1 && wait_value_ && write_value_) {
     STREAMLAB_CUDA(cudaMalloc(&p, streams_.size() * sizeof(uint32_t)));
     chain_ = static_cast<uint32_t*>(p);
+    chain_used_ = true;
     // cudaMemset on device memory may return before it is done, and the experiment's streams
     // need not be ordered after it (non-blocking streams): the first repetition's writes must
     // not be overwritten by it.
     STREAMLAB_CUDA(cudaMemset(chain_, 0, streams_.size() * sizeof(uint32_t)));
     STREAMLAB_CUDA(cudaDeviceSynchronize());
   } else if (streams_.size() > 1) {
-    note_ += "; its streams start at once, in no set order (no cuStreamWriteValue32)";
+    note_ += fmt::format("; its streams start at once, in no set order (no {})",
+                         wait_value_ ? "cuStreamWriteValue32" : "cuStreamWaitValue32");
   }
   watcher_ = std::thread([this] { watch(); });
 }
@@ -127,20 +129,27 @@ void StartGate::hold(size_t k) {
   if (wait_value_) {
     auto wait = reinterpret_cast<WaitValue>(wait_value_);
     const CUresult held = from_chain ? wait(stream, reinterpret_cast<CUdeviceptr>(chain_ + k),
-                                            generation_, CU_STREAM_WAIT_VALUE_EQ)
+                                            generation_, CU_STREAM_WAIT_VALUE_GEQ)
                                      : wait(stream, reinterpret_cast<CUdeviceptr>(device_), 1,
                                             CU_STREAM_WAIT_VALUE_GEQ);
     if (held == CUDA_SUCCESS) {
-      if (chain_ && k + 1 < streams_.size()) release_next(k);
+      if (chain_used_ && k + 1 < streams_.size()) release_next(k);
       return;
     }
     wait_value_ = nullptr;  // and a kernel from now on, which the report must say
-    late_note_ = fmt::format(
+    add_late_note(fmt::format(
         "start gate: the driver refused cuStreamWaitValue32 (error {}): a spin kernel holds "
         "each stream from then on, and its streams start at once, in no set order",
-        static_cast<int>(held));
+        static_cast<int>(held)));
   }
-  STREAMLAB_CUDA(launch_start_gate(stream, device_, device_ + 1, kTimeoutNs));
+  // Holds are queued as the repetition is issued: a kernel queued late gets what is left of the
+  // gate's time, so no stream is held past kTimeoutNs after the closing.
+  const int64_t held_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - closed_at_)
+                              .count();
+  const uint64_t left =
+      held_ns >= static_cast<int64_t>(kTimeoutNs) ? 0 : kTimeoutNs - static_cast<uint64_t>(held_ns);
+  STREAMLAB_CUDA(launch_start_gate(stream, device_, device_ + 1, left));
 }
 
 // Stream k, once released, releases stream k + 1: a write ahead of its first op. Nothing before
@@ -150,11 +159,16 @@ void StartGate::release_next(size_t k) {
   const CUresult written = write(streams_[k], reinterpret_cast<CUdeviceptr>(chain_ + k + 1),
                                  generation_, CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER);
   chained_ = written == CUDA_SUCCESS;
-  if (!chained_)
-    late_note_ = fmt::format(
-        "start gate: the driver refused cuStreamWriteValue32 (error {}): a held stream starts "
-        "with the first, not after the one before it",
-        static_cast<int>(written));
+  if (chained_) return;
+  chain_used_ = false;  // every later stream waits on the flag itself
+  add_late_note(fmt::format(
+      "start gate: the driver refused cuStreamWriteValue32 (error {}): its streams start at once "
+      "from then on, in no set order",
+      static_cast<int>(written)));
+}
+
+void StartGate::add_late_note(const std::string& note) {
+  late_note_ += late_note_.empty() ? note : "; " + note;
 }
 
 void StartGate::close() {
@@ -187,7 +201,8 @@ void StartGate::open() {
 void StartGate::watch() {
   std::unique_lock lock(mutex_);
   while (!stop_.wait_for(lock, std::chrono::nanoseconds(kPollNs), [&] { return stopping_; })) {
-    // A gate kernel that timed out has released its stream already and says so itself.
+    // A gate kernel that timed out has released its stream and says so itself; the kernels
+    // queued after it get the time left, so they time out no later.
     const bool closed = std::atomic_ref<int>(host_[0]).load(std::memory_order_acquire) == 0 &&
                         std::atomic_ref<int>(host_[1]).load(std::memory_order_acquire) == 0;
     if (closed &&

@@ -1,6 +1,7 @@
 #pragma once
-// The start gate (docs/semantics.md, "The start gate"): every stream the experiment uses waits on
-// a flag in mapped host memory while a repetition is issued, so the host's issue cost does not
+// The start gate (docs/semantics.md, "The start gate"): every stream that the ops before its
+// opening use is held while a repetition is issued (the first on a flag in mapped host memory,
+// each other one on the stream before it), so the host's issue cost does not
 // serialize work that could overlap, and a timing event recorded on an idle stream does not fire
 // before its op arrives. It opens once every op is queued, or just before the first op that
 // blocks the host (which would otherwise wait for ever), or after kGateMaxHeld ops
@@ -39,12 +40,14 @@ class StartGate {
   void before(size_t op);  // just before op `op` is issued: holds the stream it is the first of
   void open();             // let the held streams run: one store, nothing else; harmless when open
   bool timed_out();        // after the repetition's final synchronize; clears the flag
-  // What changed in how the gate holds since it was made (the driver refused a wait), once.
+  // What changed in how the gate holds since it was made (the driver refused a wait or a write);
+  // each refusal once, since the gate stops using what was refused.
   std::string take_late_note();
 
  private:
   void hold(size_t k);  // streams_[k]
   void release_next(size_t k);
+  void add_late_note(const std::string& note);
   void watch();  // the timeout's thread
 
   std::vector<cudaStream_t> streams_;  // in the order of their first ops
@@ -60,11 +63,14 @@ class StartGate {
   void* wait_value_ = nullptr;
   // The release in order: only the first stream waits on the host's flag. Each stream, once
   // released, writes this repetition's number into chain_[k + 1] (cuStreamWriteValue32) ahead of
-  // its first op, and stream k + 1 waits for that value. The first op of stream k is next in its
-  // queue when stream k + 1 sees the write, so it reaches a shared engine first. A stream whose
-  // predecessor could not write waits on the flag itself, as every stream does behind the kernel.
+  // its first op, and stream k + 1 waits for that value (GEQ: a later repetition's number also
+  // releases it). The first op of stream k is then next in its queue, a hop ahead of stream
+  // k + 1's: ahead at a shared engine, unless the device takes the later one first (the GPU
+  // suite counts how often). A stream whose predecessor could not write waits on the flag itself,
+  // as every stream does behind the kernel.
   void* write_value_ = nullptr;
   uint32_t* chain_ = nullptr;  // device memory, a word per held stream (chain_[0] unused)
+  bool chain_used_ = false;    // chain_ made, and no write refused since
   uint32_t generation_ = 0;    // this repetition's number: chain_ needs no reset between closings
   bool chained_ = false;       // while holding: the stream before writes chain_[k]
   std::string late_note_;
