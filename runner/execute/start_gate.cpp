@@ -89,7 +89,6 @@ StartGate::StartGate(const Experiment& exp, const CudaState& state, bool enabled
   if (streams_.size() > 1 && wait_value_ && write_value_) {
     STREAMLAB_CUDA(cudaMalloc(&p, streams_.size() * sizeof(uint32_t)));
     chain_ = static_cast<uint32_t*>(p);
-    chain_used_ = true;
     // cudaMemset on device memory may return before it is done, and the experiment's streams
     // need not be ordered after it (non-blocking streams): the first repetition's writes must
     // not be overwritten by it.
@@ -124,8 +123,9 @@ StartGate::~StartGate() {
 // stream memory operations).
 void StartGate::hold(size_t k) {
   cudaStream_t stream = streams_[k];
-  const bool from_chain = chained_;
-  chained_ = false;
+  // Each call the gate stops using once refused, so the stream before wrote chain_[k] exactly
+  // when the chain is still in use: its wait and its write both went through.
+  const bool from_chain = k > 0 && chained();
   if (wait_value_) {
     auto wait = reinterpret_cast<WaitValue>(wait_value_);
     const CUresult held = from_chain ? wait(stream, reinterpret_cast<CUdeviceptr>(chain_ + k),
@@ -133,7 +133,7 @@ void StartGate::hold(size_t k) {
                                      : wait(stream, reinterpret_cast<CUdeviceptr>(device_), 1,
                                             CU_STREAM_WAIT_VALUE_GEQ);
     if (held == CUDA_SUCCESS) {
-      if (chain_used_ && k + 1 < streams_.size()) release_next(k);
+      if (chained() && k + 1 < streams_.size()) release_next(k);
       return;
     }
     wait_value_ = nullptr;  // and a kernel from now on, which the report must say
@@ -158,9 +158,8 @@ void StartGate::release_next(size_t k) {
   auto write = reinterpret_cast<WriteValue>(write_value_);
   const CUresult written = write(streams_[k], reinterpret_cast<CUdeviceptr>(chain_ + k + 1),
                                  generation_, CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER);
-  chained_ = written == CUDA_SUCCESS;
-  if (chained_) return;
-  chain_used_ = false;  // every later stream waits on the flag itself
+  if (written == CUDA_SUCCESS) return;
+  write_value_ = nullptr;  // every later stream waits on the flag itself
   add_late_note(fmt::format(
       "start gate: the driver refused cuStreamWriteValue32 (error {}): its streams start at once "
       "from then on, in no set order",
@@ -178,7 +177,6 @@ void StartGate::close() {
     set_flag(&host_[0], 0);
   }
   ++generation_;
-  chained_ = false;
   next_ = 0;
 }
 

@@ -48,7 +48,8 @@ class StartGate {
   void hold(size_t k);  // streams_[k]
   void release_next(size_t k);
   void add_late_note(const std::string& note);
-  void watch();  // the timeout's thread
+  bool chained() const { return chain_ && wait_value_ && write_value_; }  // released in order
+  void watch();                                                           // the timeout's thread
 
   std::vector<cudaStream_t> streams_;  // in the order of their first ops
   std::vector<size_t> first_ops_;      // each one's first op
@@ -70,9 +71,7 @@ class StartGate {
   // as every stream does behind the kernel.
   void* write_value_ = nullptr;
   uint32_t* chain_ = nullptr;  // device memory, a word per held stream (chain_[0] unused)
-  bool chain_used_ = false;    // chain_ made, and no write refused since
   uint32_t generation_ = 0;    // this repetition's number: chain_ needs no reset between closings
-  bool chained_ = false;       // while holding: the stream before writes chain_[k]
   std::string late_note_;
   // The timeout, for either kind of gate: a thread that looks every kPollNs and opens a gate
   // still closed kTimeoutNs after its closing (the kernel also times itself out, on the GPU's
