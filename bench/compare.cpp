@@ -16,7 +16,7 @@
 // Each pair gets about --seconds of timed rounds (at least 20), so the noisy short pairs (a
 // pageable N=1024 repetition varies by 15%) get hundreds.
 //   usage: compare [--timer none|events|cupti] [--no-gate] [--no-control] [--runs K]
-//                  [--seconds S] [--only NAME] [--experiments DIR]
+//                  [--seconds S] [--only NAME] [--calls] [--experiments DIR]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -97,12 +97,16 @@ struct Outcome {
       paired;  // runner / hand-written, round by round: what drift between rounds cannot move
   bench::Ratio control;  // control / hand-written, the same way; NaN without a control
   bool runner_valid = false, hand_valid = false;
+  // Per call (op), the median of when it returned in each round, runner and hand-written, where
+  // both record it: which call the two spans part at.
+  std::vector<double> runner_calls{}, hand_calls{};
 };
 
 // One side of a pair: a repetition timed on the host, and whether its results were right.
 struct Side {
   std::function<double()> repetition;
   std::function<bool()> valid;
+  std::function<std::vector<double>()> call_returns;  // of the last repetition, ms from its start
 };
 
 Side runner_side(const Pair& pair, const std::string& dir, streamlab::TimerChoice timer,
@@ -114,23 +118,42 @@ Side runner_side(const Pair& pair, const std::string& dir, streamlab::TimerChoic
   struct Runner {
     streamlab::Experiment exp;
     std::unique_ptr<streamlab::Backend> backend;
+    std::vector<double> returns;  // the last repetition's
   };
   auto runner = std::make_shared<Runner>();
   runner->exp = streamlab::load_file(dir + "/" + pair.file, options);
   runner->backend = streamlab::make_cuda_backend(runner->exp, 0, {.timer = timer, .gate = gate});
   runner->backend->prepare();
-  return {[runner] { return runner->backend->run_repetition().host_span_ms; },
+  return {[runner] {
+            streamlab::RepetitionSample rep = runner->backend->run_repetition();
+            runner->returns.clear();
+            for (const auto& op : rep.ops) runner->returns.push_back(op.return_ms);
+            return rep.host_span_ms;
+          },
           [runner] {
             auto checks = streamlab::run_checks(
                 runner->exp, [&](int b) { return runner->backend->contents(b); }, true);
             return std::all_of(checks.begin(), checks.end(), [](auto& c) { return c.passed; });
-          }};
+          },
+          [runner] { return runner->returns; }};
 }
 
 Side hand_side(const Pair& pair) {
   std::shared_ptr<bench::HandWritten> hand = pair.hand_written();
-  return {[hand] { return time_ms([&] { hand->repetition(); }); },
-          [hand] { return hand->valid(); }};
+  return {[hand] { return time_ms([&] { hand->repetition(); }); }, [hand] { return hand->valid(); },
+          [hand] { return hand->call_returns_ms(); }};
+}
+
+// Per call, the median over the rounds of when it returned.
+std::vector<double> call_medians(const std::vector<std::vector<double>>& rounds) {
+  std::vector<double> out;
+  for (size_t c = 0; !rounds.empty() && c < rounds[0].size(); ++c) {
+    std::vector<double> at;
+    for (const auto& r : rounds)
+      if (c < r.size()) at.push_back(r[c]);
+    out.push_back(streamlab::summarize(at).median);
+  }
+  return out;
 }
 
 Outcome compare(const Pair& pair, const std::string& dir, streamlab::TimerChoice timer, bool gate,
@@ -144,11 +167,13 @@ Outcome compare(const Pair& pair, const std::string& dir, streamlab::TimerChoice
   }
   const int rounds = std::clamp(static_cast<int>(seconds * 1000 / round_ms), 20, 5000);
   std::vector<std::vector<double>> ms(sides.size());
+  std::vector<std::vector<std::vector<double>>> calls(2);  // [side][round][call]
   for (int i = 0; i < rounds; ++i) {
     const bool forward = (i + 1) / 2 % 2 == 0;  // a linear drift cancels in each pair of rounds
     for (size_t k = 0; k < sides.size(); ++k) {
       const size_t side = forward ? k : sides.size() - 1 - k;
       ms[side].push_back(sides[side].repetition());
+      if (side < 2) calls[side].push_back(sides[side].call_returns());
     }
   }
   auto ratios = [&](size_t side) {
@@ -158,6 +183,8 @@ Outcome compare(const Pair& pair, const std::string& dir, streamlab::TimerChoice
   };
   Outcome out{streamlab::summarize(ms[0]), streamlab::summarize(ms[1]), ratios(0),
               control ? ratios(2) : bench::Ratio{}};
+  out.runner_calls = call_medians(calls[0]);
+  out.hand_calls = call_medians(calls[1]);
   out.runner_valid = sides[0].valid();
   out.hand_valid = sides[1].valid() && (!control || sides[2].valid());
   return out;
@@ -187,6 +214,10 @@ int main(int argc, char** argv) {
                  "Set each pair up this many times afresh (new allocations), a line each")
       ->check(CLI::Range(1, 100));
   app.add_option("--experiments", dir, "Directory of the experiments");
+  bool calls = false;
+  app.add_flag("--calls", calls,
+               "Under each pair whose hand-written program records it: when each call returned, "
+               "runner and hand-written medians, so a gap between the spans has a call to go with");
   CLI11_PARSE(app, argc, argv);
   auto timer = timer_name == "none"     ? streamlab::TimerChoice::none
                : timer_name == "events" ? streamlab::TimerChoice::events
@@ -220,6 +251,11 @@ int main(int argc, char** argv) {
             o.runner_valid && o.hand_valid ? "both"
             : o.runner_valid               ? "HAND-WRITTEN WRONG"
                                            : "RUNNER WRONG");
+        if (calls && !o.hand_calls.empty() && o.hand_calls.size() == o.runner_calls.size())
+          for (size_t c = 0; c < o.hand_calls.size(); ++c)
+            fmt::print("  call {} returned at: runner {:.4f} ms, hand-written {:.4f} ms, {:+.4f}\n",
+                       c + 1, o.runner_calls[c], o.hand_calls[c],
+                       o.runner_calls[c] - o.hand_calls[c]);
         failures += !(o.runner_valid && o.hand_valid);
       } catch (const std::exception& e) {
         fmt::print(stderr, "{}: {}\n", pair.name, e.what());

@@ -1,5 +1,6 @@
 #include "bench/hand_written.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -67,19 +68,33 @@ class TwoTransposes final : public HandWritten {
   }
   void repetition() override {
     dim3 block(32, 32), grid((n_ + 31) / 32, (n_ + 31) / 32);
+    returns_.clear();
+    const auto t0 = std::chrono::steady_clock::now();
+    // A clock read per call (tens of ns, as the runner's own), for compare --calls.
+    auto returned = [&] {
+      returns_.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    };
     for (int i = 0; i < 2; ++i) {
       if (pinned_) {
         CHECK(cudaMemcpyAsync(d_in_[i], h_in_[i], bytes_, cudaMemcpyHostToDevice, s_[i]));
+        returned();
         transpose_naive<<<grid, block, 0, s_[i]>>>(d_in_[i], d_out_[i], n_);
+        returned();
         CHECK(cudaMemcpyAsync(h_out_[i], d_out_[i], bytes_, cudaMemcpyDeviceToHost, s_[i]));
+        returned();
       } else {
         CHECK(cudaMemcpy(d_in_[i], h_in_[i], bytes_, cudaMemcpyHostToDevice));
+        returned();
         transpose_naive<<<grid, block, 0, streams_ ? s_[i] : 0>>>(d_in_[i], d_out_[i], n_);
+        returned();
         CHECK(cudaMemcpy(h_out_[i], d_out_[i], bytes_, cudaMemcpyDeviceToHost));
+        returned();
       }
     }
     CHECK(cudaDeviceSynchronize());
   }
+  std::vector<double> call_returns_ms() const override { return returns_; }
   bool valid() const override {
     for (int i = 0; i < 2; ++i)
       for (size_t y = 0; y < size_t(n_); ++y)
@@ -94,6 +109,7 @@ class TwoTransposes final : public HandWritten {
   bool pinned_, streams_;
   int *h_in_[2], *h_out_[2], *d_in_[2], *d_out_[2];
   cudaStream_t s_[2];
+  std::vector<double> returns_;
 };
 
 // Streams shared by the claims programs; destroyed with the program.

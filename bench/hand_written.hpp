@@ -5,6 +5,7 @@
 // the implementation (hand_written.cu).
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace bench {
 
@@ -15,6 +16,10 @@ class HandWritten {
   virtual void repetition() = 0;
   // Whether the results of the last repetition are right.
   virtual bool valid() const = 0;
+  // When each CUDA call of the last repetition returned, in ms from the repetition's start, in the
+  // order of the experiment's ops (compare --calls sets them beside the runner's); empty where a
+  // program does not record them.
+  virtual std::vector<double> call_returns_ms() const { return {}; }
 };
 
 // C6's transpose program: two NxN int32 transposes, version "default" (legacy stream, pageable,
