@@ -118,7 +118,7 @@ Side runner_side(const Pair& pair, const std::string& dir, streamlab::TimerChoic
   struct Runner {
     streamlab::Experiment exp;
     std::unique_ptr<streamlab::Backend> backend;
-    std::vector<double> returns;  // the last repetition's
+    std::vector<double> returns;  // the last repetition's, ms from its span's start
   };
   auto runner = std::make_shared<Runner>();
   runner->exp = streamlab::load_file(dir + "/" + pair.file, options);
@@ -126,8 +126,11 @@ Side runner_side(const Pair& pair, const std::string& dir, streamlab::TimerChoic
   runner->backend->prepare();
   return {[runner] {
             streamlab::RepetitionSample rep = runner->backend->run_repetition();
+            // From where the span starts, as the hand-written program's: the gate's opening,
+            // where there is one, so the calls issued before it read negative.
+            const double start = std::isnan(rep.gate_open_ms) ? 0 : rep.gate_open_ms;
             runner->returns.clear();
-            for (const auto& op : rep.ops) runner->returns.push_back(op.return_ms);
+            for (const auto& op : rep.ops) runner->returns.push_back(op.return_ms - start);
             return rep.host_span_ms;
           },
           [runner] {

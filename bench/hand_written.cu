@@ -33,6 +33,25 @@ __global__ void spin(long long us) {
   __syncthreads();
 }
 
+// When each call of a repetition returned, for compare --calls: a clock read per call, tens of
+// ns, as the runner's own.
+class CallClock {
+ public:
+  void start() {
+    returns_.clear();
+    t0_ = std::chrono::steady_clock::now();
+  }
+  void returned() {
+    returns_.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count());
+  }
+  const std::vector<double>& returns() const { return returns_; }
+
+ private:
+  std::chrono::steady_clock::time_point t0_;
+  std::vector<double> returns_;
+};
+
 class TwoTransposes final : public HandWritten {
  public:
   TwoTransposes(const std::string& version, int n)
@@ -68,13 +87,8 @@ class TwoTransposes final : public HandWritten {
   }
   void repetition() override {
     dim3 block(32, 32), grid((n_ + 31) / 32, (n_ + 31) / 32);
-    returns_.clear();
-    const auto t0 = std::chrono::steady_clock::now();
-    // A clock read per call (tens of ns, as the runner's own), for compare --calls.
-    auto returned = [&] {
-      returns_.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    };
+    calls_.start();
+    auto returned = [&] { calls_.returned(); };
     for (int i = 0; i < 2; ++i) {
       if (pinned_) {
         CHECK(cudaMemcpyAsync(d_in_[i], h_in_[i], bytes_, cudaMemcpyHostToDevice, s_[i]));
@@ -94,7 +108,7 @@ class TwoTransposes final : public HandWritten {
     }
     CHECK(cudaDeviceSynchronize());
   }
-  std::vector<double> call_returns_ms() const override { return returns_; }
+  std::vector<double> call_returns_ms() const override { return calls_.returns(); }
   bool valid() const override {
     for (int i = 0; i < 2; ++i)
       for (size_t y = 0; y < size_t(n_); ++y)
@@ -109,7 +123,7 @@ class TwoTransposes final : public HandWritten {
   bool pinned_, streams_;
   int *h_in_[2], *h_out_[2], *d_in_[2], *d_out_[2];
   cudaStream_t s_[2];
-  std::vector<double> returns_;
+  CallClock calls_;
 };
 
 // Streams shared by the claims programs; destroyed with the program.
@@ -131,15 +145,22 @@ class Spins final : public HandWritten {
  public:
   Spins(int streams, long long us) : s_(streams), us_(us) {}
   void repetition() override {
-    for (int k = 0; k < 4; ++k) spin<<<1, 32, 0, s_[k]>>>(us_);
+    calls_.start();
+    for (int k = 0; k < 4; ++k) {
+      spin<<<1, 32, 0, s_[k]>>>(us_);
+      calls_.returned();
+    }
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
+    calls_.returned();  // the experiment's last op is the deviceSynchronize
   }
   bool valid() const override { return true; }  // nothing to check: the kernels compute nothing
+  std::vector<double> call_returns_ms() const override { return calls_.returns(); }
 
  private:
   Streams s_;
   long long us_;
+  CallClock calls_;
 };
 
 class CopyAndKernel final : public HandWritten {
