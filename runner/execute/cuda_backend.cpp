@@ -173,7 +173,6 @@ class CudaBackend final : public Backend {
           "issued",
           StartGate::kTimeoutNs / 1'000'000'000, rep.number));
     }
-    if (std::string late = gate_->take_late_note(); !late.empty()) notes_.push_back(late);
     return rep;
   }
 
@@ -345,7 +344,6 @@ class CudaBackend final : public Backend {
     cudaStream_t stream = op.stream >= 0 ? state_.streams[op.stream] : nullptr;
     NvtxRange range(op.id);
     try {
-      if (gate_->used()) gate_->before(i);  // holds the stream whose first op this is
       timer_->before_op(i, stream);
       s.issue_ms = ms_since(t0);
       calling_ = static_cast<int64_t>(i);
