@@ -97,16 +97,17 @@ struct Outcome {
       paired;  // runner / hand-written, round by round: what drift between rounds cannot move
   bench::Ratio control;  // control / hand-written, the same way; NaN without a control
   bool runner_valid = false, hand_valid = false;
-  // Per call (op), the median of when it returned in each round, runner and hand-written, where
-  // both record it: which call the two spans part at.
-  std::vector<double> runner_calls{}, hand_calls{};
+  // Per call (op), the median over the rounds of when it returned, runner and hand-written, and
+  // of each round's own difference (runner - hand-written): which call the two spans part at.
+  std::vector<double> runner_calls{}, hand_calls{}, call_differences{};
 };
 
 // One side of a pair: a repetition timed on the host, and whether its results were right.
 struct Side {
   std::function<double()> repetition;
   std::function<bool()> valid;
-  std::function<std::vector<double>()> call_returns;  // of the last repetition, ms from its start
+  // When each call of the last repetition returned, ms from where the side's span starts.
+  std::function<std::vector<double>()> call_returns;
 };
 
 Side runner_side(const Pair& pair, const std::string& dir, streamlab::TimerChoice timer,
@@ -141,34 +142,60 @@ Side runner_side(const Pair& pair, const std::string& dir, streamlab::TimerChoic
           [runner] { return runner->returns; }};
 }
 
-Side hand_side(const Pair& pair) {
+Side hand_side(const Pair& pair, bool record_calls) {
   std::shared_ptr<bench::HandWritten> hand = pair.hand_written();
+  hand->record_calls(record_calls);
   return {[hand] { return time_ms([&] { hand->repetition(); }); }, [hand] { return hand->valid(); },
           [hand] { return hand->call_returns_ms(); }};
 }
 
-// Per call, the median over the rounds of when it returned.
-std::vector<double> call_medians(const std::vector<std::vector<double>>& rounds) {
+// Per call, the median over the rounds of f(round, call); a side records the same calls every
+// round, so every round has every call.
+template <class F>
+std::vector<double> per_call_medians(size_t rounds, size_t calls, F f) {
   std::vector<double> out;
-  for (size_t c = 0; !rounds.empty() && c < rounds[0].size(); ++c) {
+  for (size_t c = 0; c < calls; ++c) {
     std::vector<double> at;
-    for (const auto& r : rounds)
-      if (c < r.size()) at.push_back(r[c]);
+    for (size_t i = 0; i < rounds; ++i) at.push_back(f(i, c));
     out.push_back(streamlab::summarize(at).median);
   }
   return out;
 }
 
-Outcome compare(const Pair& pair, const std::string& dir, streamlab::TimerChoice timer, bool gate,
-                bool control, double seconds) {
-  std::vector<Side> sides = {runner_side(pair, dir, timer, gate), hand_side(pair)};
-  if (control) sides.push_back(hand_side(pair));
+// runner / hand-written[round][call] -> the Outcome's per-call medians, where the two sides
+// recorded the same number of calls in every round; left empty otherwise.
+void set_call_medians(const std::vector<std::vector<double>>& runner,
+                      const std::vector<std::vector<double>>& hand, Outcome& out) {
+  if (runner.empty() || hand.size() != runner.size()) return;
+  const size_t calls = runner[0].size();
+  for (size_t i = 0; i < runner.size(); ++i)
+    if (runner[i].size() != calls || hand[i].size() != calls) return;
+  out.runner_calls =
+      per_call_medians(runner.size(), calls, [&](size_t i, size_t c) { return runner[i][c]; });
+  out.hand_calls =
+      per_call_medians(hand.size(), calls, [&](size_t i, size_t c) { return hand[i][c]; });
+  out.call_differences = per_call_medians(
+      runner.size(), calls, [&](size_t i, size_t c) { return runner[i][c] - hand[i][c]; });
+}
+
+struct Settings {
+  std::string dir = "experiments";
+  streamlab::TimerChoice timer = streamlab::TimerChoice::none;
+  bool gate = true, control = true, calls = false;
+  double seconds = 10;
+};
+
+Outcome compare(const Pair& pair, const Settings& set) {
+  // The control records its calls as the hand-written side does, so the two stay alike.
+  std::vector<Side> sides = {runner_side(pair, set.dir, set.timer, set.gate),
+                             hand_side(pair, set.calls)};
+  if (set.control) sides.push_back(hand_side(pair, set.calls));
   double round_ms = 0;
   for (int i = 0; i < 3; ++i) {  // warm-up, as the experiments' own
     round_ms = 0;
     for (auto& side : sides) round_ms += side.repetition();
   }
-  const int rounds = std::clamp(static_cast<int>(seconds * 1000 / round_ms), 20, 5000);
+  const int rounds = std::clamp(static_cast<int>(set.seconds * 1000 / round_ms), 20, 5000);
   std::vector<std::vector<double>> ms(sides.size());
   std::vector<std::vector<std::vector<double>>> calls(2);  // [side][round][call]
   for (int i = 0; i < rounds; ++i) {
@@ -176,7 +203,7 @@ Outcome compare(const Pair& pair, const std::string& dir, streamlab::TimerChoice
     for (size_t k = 0; k < sides.size(); ++k) {
       const size_t side = forward ? k : sides.size() - 1 - k;
       ms[side].push_back(sides[side].repetition());
-      if (side < 2) calls[side].push_back(sides[side].call_returns());
+      if (set.calls && side < 2) calls[side].push_back(sides[side].call_returns());
     }
   }
   auto ratios = [&](size_t side) {
@@ -185,15 +212,28 @@ Outcome compare(const Pair& pair, const std::string& dir, streamlab::TimerChoice
     return bench::ratio_of(r);
   };
   Outcome out{streamlab::summarize(ms[0]), streamlab::summarize(ms[1]), ratios(0),
-              control ? ratios(2) : bench::Ratio{}};
-  out.runner_calls = call_medians(calls[0]);
-  out.hand_calls = call_medians(calls[1]);
+              set.control ? ratios(2) : bench::Ratio{}};
+  if (set.calls) set_call_medians(calls[0], calls[1], out);
   out.runner_valid = sides[0].valid();
-  out.hand_valid = sides[1].valid() && (!control || sides[2].valid());
+  out.hand_valid = sides[1].valid() && (!set.control || sides[2].valid());
   return out;
 }
 
 }  // namespace
+
+void print_calls(const Outcome& o) {
+  if (o.runner_calls.empty()) {
+    fmt::print(
+        "  calls: not set side by side (this pair's hand-written program does not record its "
+        "calls, or records other calls than the experiment's ops)\n");
+    return;
+  }
+  for (size_t c = 0; c < o.runner_calls.size(); ++c)
+    fmt::print(
+        "  call {} returned at: runner {:.4f} ms, hand-written {:.4f} ms; paired difference "
+        "{:+.4f} ms\n",
+        c + 1, o.runner_calls[c], o.hand_calls[c], o.call_differences[c]);
+}
 
 int main(int argc, char** argv) {
   CLI::App app{"streamlab against hand-written CUDA, round for round in one process"};
@@ -244,7 +284,7 @@ int main(int argc, char** argv) {
     if (pair.name.find(only) == std::string::npos) continue;
     for (int run = 0; run < runs; ++run) {
       try {
-        auto o = compare(pair, dir, timer, !no_gate, !no_control, seconds);
+        auto o = compare(pair, {dir, timer, !no_gate, !no_control, calls, seconds});
         fmt::print(
             "{:<22} {:>6} {:>10.3f} {:>5.1f}% {:>10.3f} {:>5.1f}% {:>6.3f}  {:<22} {:<22} {:<13} "
             "{}\n",
@@ -254,11 +294,7 @@ int main(int argc, char** argv) {
             o.runner_valid && o.hand_valid ? "both"
             : o.runner_valid               ? "HAND-WRITTEN WRONG"
                                            : "RUNNER WRONG");
-        if (calls && !o.hand_calls.empty() && o.hand_calls.size() == o.runner_calls.size())
-          for (size_t c = 0; c < o.hand_calls.size(); ++c)
-            fmt::print("  call {} returned at: runner {:.4f} ms, hand-written {:.4f} ms, {:+.4f}\n",
-                       c + 1, o.runner_calls[c], o.hand_calls[c],
-                       o.runner_calls[c] - o.hand_calls[c]);
+        if (calls) print_calls(o);
         failures += !(o.runner_valid && o.hand_valid);
       } catch (const std::exception& e) {
         fmt::print(stderr, "{}: {}\n", pair.name, e.what());

@@ -16,9 +16,11 @@ class HandWritten {
   virtual void repetition() = 0;
   // Whether the results of the last repetition are right.
   virtual bool valid() const = 0;
+  // Whether to record when each call returns (compare --calls); off by default.
+  virtual void record_calls(bool) {}
   // When each CUDA call of the last repetition returned, in ms from the repetition's start, in the
   // order of the experiment's ops (compare --calls sets them beside the runner's); empty where a
-  // program does not record them.
+  // program does not record them, or was not asked to.
   virtual std::vector<double> call_returns_ms() const { return {}; }
 };
 

@@ -654,9 +654,10 @@ TEST_SUITE("gpu") {
   // The gate releases its held streams together: no stream waits for another's op, so the kernels
   // of three streams overlap, every repetition. Which stream reaches a shared engine first is the
   // device's choice, so the order of three 8 MiB copies (one host-to-device engine, 0.16 ms each)
-  // is counted, not required: on an H200 the third stream's copy went first in 19 of 20
-  // repetitions under the events timer.
-  TEST_CASE("start gate: held streams are released together, without waiting for each other") {
+  // is counted, not required: on an H100 and an H200 the engine took them in an order of its own,
+  // the same one in most repetitions, and not the order of issue.
+  TEST_CASE(
+      "start gate: held streams are released together, without waiting for each other's ops") {
     SKIP_WITHOUT_GPU();
     Experiment e = load_string(R"y(
 name: gate-order
@@ -694,8 +695,10 @@ checks:
         const auto& o = rep.ops;
         INFO("copies start at ", o[0].start_ms, ", ", o[1].start_ms, ", ", o[2].start_ms,
              " ms; kernels at ", o[3].start_ms, ", ", o[4].start_ms, ", ", o[5].start_ms);
+        CHECK_FALSE(std::isnan(rep.gate_open_ms));  // the gate held the streams
         for (size_t k : {3, 4, 5})  // the kernels overlap: each starts before the others end
-          for (size_t j : {3, 4, 5}) CHECK(o[k].start_ms < o[j].end_ms);
+          for (size_t j : {3, 4, 5})
+            if (j != k) CHECK(o[k].start_ms < o[j].end_ms);
         ++first[std::min({0, 1, 2}, [&](int a, int b) { return o[a].start_ms < o[b].start_ms; })];
         auto [lo, hi] = std::minmax({o[3].start_ms, o[4].start_ms, o[5].start_ms});
         spread.push_back((hi - lo) * 1000);
