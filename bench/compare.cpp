@@ -102,6 +102,13 @@ struct Outcome {
   std::vector<double> runner_calls{}, hand_calls{}, call_differences{};
 };
 
+struct Settings {
+  std::string dir = "experiments";
+  streamlab::TimerChoice timer = streamlab::TimerChoice::none;
+  bool gate = true, control = true, calls = false;
+  double seconds = 10;
+};
+
 // One side of a pair: a repetition timed on the host, and whether its results were right.
 struct Side {
   std::function<double()> repetition;
@@ -110,8 +117,7 @@ struct Side {
   std::function<std::vector<double>()> call_returns;
 };
 
-Side runner_side(const Pair& pair, const std::string& dir, streamlab::TimerChoice timer,
-                 bool gate) {
+Side runner_side(const Pair& pair, const Settings& set) {
   streamlab::LoadOptions options;
   options.overrides = pair.params;
   // One owner for both, the experiment declared first: the backend refers to it until the
@@ -119,27 +125,31 @@ Side runner_side(const Pair& pair, const std::string& dir, streamlab::TimerChoic
   struct Runner {
     streamlab::Experiment exp;
     std::unique_ptr<streamlab::Backend> backend;
-    std::vector<double> returns;  // the last repetition's, ms from its span's start
+    streamlab::RepetitionSample last;  // for --calls
   };
   auto runner = std::make_shared<Runner>();
-  runner->exp = streamlab::load_file(dir + "/" + pair.file, options);
-  runner->backend = streamlab::make_cuda_backend(runner->exp, 0, {.timer = timer, .gate = gate});
+  runner->exp = streamlab::load_file(set.dir + "/" + pair.file, options);
+  runner->backend =
+      streamlab::make_cuda_backend(runner->exp, 0, {.timer = set.timer, .gate = set.gate});
   runner->backend->prepare();
   return {[runner] {
-            streamlab::RepetitionSample rep = runner->backend->run_repetition();
-            // From where the span starts, as the hand-written program's: the gate's opening,
-            // where there is one, so the calls issued before it read negative.
-            const double start = std::isnan(rep.gate_open_ms) ? 0 : rep.gate_open_ms;
-            runner->returns.clear();
-            for (const auto& op : rep.ops) runner->returns.push_back(op.return_ms - start);
-            return rep.host_span_ms;
+            runner->last = runner->backend->run_repetition();
+            return runner->last.host_span_ms;
           },
           [runner] {
             auto checks = streamlab::run_checks(
                 runner->exp, [&](int b) { return runner->backend->contents(b); }, true);
             return std::all_of(checks.begin(), checks.end(), [](auto& c) { return c.passed; });
           },
-          [runner] { return runner->returns; }};
+          [runner] {
+            // From where the span starts, as the hand-written program's: the gate's opening,
+            // where there is one, so the calls issued before it read negative.
+            const auto& rep = runner->last;
+            const double start = std::isnan(rep.gate_open_ms) ? 0 : rep.gate_open_ms;
+            std::vector<double> returns;
+            for (const auto& op : rep.ops) returns.push_back(op.return_ms - start);
+            return returns;
+          }};
 }
 
 Side hand_side(const Pair& pair, bool record_calls) {
@@ -178,17 +188,9 @@ void set_call_medians(const std::vector<std::vector<double>>& runner,
       runner.size(), calls, [&](size_t i, size_t c) { return runner[i][c] - hand[i][c]; });
 }
 
-struct Settings {
-  std::string dir = "experiments";
-  streamlab::TimerChoice timer = streamlab::TimerChoice::none;
-  bool gate = true, control = true, calls = false;
-  double seconds = 10;
-};
-
 Outcome compare(const Pair& pair, const Settings& set) {
   // The control records its calls as the hand-written side does, so the two stay alike.
-  std::vector<Side> sides = {runner_side(pair, set.dir, set.timer, set.gate),
-                             hand_side(pair, set.calls)};
+  std::vector<Side> sides = {runner_side(pair, set), hand_side(pair, set.calls)};
   if (set.control) sides.push_back(hand_side(pair, set.calls));
   double round_ms = 0;
   for (int i = 0; i < 3; ++i) {  // warm-up, as the experiments' own
@@ -219,8 +221,6 @@ Outcome compare(const Pair& pair, const Settings& set) {
   return out;
 }
 
-}  // namespace
-
 void print_calls(const Outcome& o) {
   if (o.runner_calls.empty()) {
     fmt::print(
@@ -235,13 +235,15 @@ void print_calls(const Outcome& o) {
         c + 1, o.runner_calls[c], o.hand_calls[c], o.call_differences[c]);
 }
 
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"streamlab against hand-written CUDA, round for round in one process"};
-  std::string timer_name = "none", only, dir = "experiments";
-  double seconds = 10;
+  Settings set;
+  std::string timer_name = "none", only;
   app.add_option("--timer", timer_name, "The runner's device timer")
       ->check(CLI::IsMember({"none", "events", "cupti"}));
-  app.add_option("--seconds", seconds,
+  app.add_option("--seconds", set.seconds,
                  "Timed seconds per pair, all sides together (at least 20 rounds)")
       ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--only", only, "Run the pairs whose name contains this");
@@ -256,22 +258,25 @@ int main(int argc, char** argv) {
   app.add_option("--runs", runs,
                  "Set each pair up this many times afresh (new allocations), a line each")
       ->check(CLI::Range(1, 100));
-  app.add_option("--experiments", dir, "Directory of the experiments");
-  bool calls = false;
-  app.add_flag("--calls", calls,
-               "Under each pair whose hand-written program records it: when each call returned, "
-               "runner and hand-written medians, so a gap between the spans has a call to go with");
+  app.add_option("--experiments", set.dir, "Directory of the experiments");
+  app.add_flag(
+      "--calls", set.calls,
+      "Under each pair whose hand-written program records it: when each call returned, "
+      "runner and hand-written medians and each round's own difference, so a gap between the "
+      "spans has a call to go with");
   CLI11_PARSE(app, argc, argv);
-  auto timer = timer_name == "none"     ? streamlab::TimerChoice::none
-               : timer_name == "events" ? streamlab::TimerChoice::events
-                                        : streamlab::TimerChoice::cupti;
+  set.timer = timer_name == "none"     ? streamlab::TimerChoice::none
+              : timer_name == "events" ? streamlab::TimerChoice::events
+                                       : streamlab::TimerChoice::cupti;
+  set.gate = !no_gate;
+  set.control = !no_control;
 
   fmt::print(
       "runner (timer {}{}) vs hand-written: median host spans over interleaved rounds, about {} s "
       "a pair;\n"
       "ratio: runner median / hand-written median; paired: median of each round's own ratio "
       "[95% interval]; control: a second hand-written instance's, the same way\n",
-      timer_name, no_gate ? ", no start gate" : "", seconds);
+      timer_name, no_gate ? ", no start gate" : "", set.seconds);
   fmt::print("{:<22} {:>6} {:>10} {:>6} {:>10} {:>6} {:>6}  {:<22} {:<22} {:<13} {}\n", "pair",
              "rounds", "runner ms", "cv", "hand ms", "cv", "ratio", "paired", "control", "verdict",
              "valid");
@@ -284,7 +289,7 @@ int main(int argc, char** argv) {
     if (pair.name.find(only) == std::string::npos) continue;
     for (int run = 0; run < runs; ++run) {
       try {
-        auto o = compare(pair, {dir, timer, !no_gate, !no_control, calls, seconds});
+        auto o = compare(pair, set);
         fmt::print(
             "{:<22} {:>6} {:>10.3f} {:>5.1f}% {:>10.3f} {:>5.1f}% {:>6.3f}  {:<22} {:<22} {:<13} "
             "{}\n",
@@ -294,7 +299,7 @@ int main(int argc, char** argv) {
             o.runner_valid && o.hand_valid ? "both"
             : o.runner_valid               ? "HAND-WRITTEN WRONG"
                                            : "RUNNER WRONG");
-        if (calls) print_calls(o);
+        if (set.calls) print_calls(o);
         failures += !(o.runner_valid && o.hand_valid);
       } catch (const std::exception& e) {
         fmt::print(stderr, "{}: {}\n", pair.name, e.what());
