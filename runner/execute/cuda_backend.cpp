@@ -173,6 +173,7 @@ class CudaBackend final : public Backend {
           "issued",
           StartGate::kTimeoutNs / 1'000'000'000, rep.number));
     }
+    if (std::string late = gate_->take_late_note(); !late.empty()) notes_.push_back(late);
     return rep;
   }
 

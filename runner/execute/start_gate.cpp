@@ -32,19 +32,23 @@ void set_flag(int* flag, int value) {
 }
 
 using WaitValue = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+using WriteValue = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
 
-// cuStreamWaitValue32 through the runtime's driver entry points: cuda.h's types only, no link to
-// libcuda.
-void* driver_wait_value() {
+// A stream memory operation of the driver (cuStreamWaitValue32, cuStreamWriteValue32) through the
+// runtime's driver entry points: cuda.h's types only, no link to libcuda. The CUDA 12 version is
+// the v2 call, which takes no CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER: the driver answers that
+// flag with CUDA_ERROR_INVALID_VALUE (an H100 and an H200, driver 580).
+void* driver_entry_point(const char* name) {
 #if CUDART_VERSION >= 12050
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000, cudaEnableDefault,
-                                       &found) == cudaSuccess &&
+  if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found) ==
+          cudaSuccess &&
       found == cudaDriverEntryPointSuccess)
     return fn;
   static_cast<void>(cudaGetLastError());
 #endif
+  static_cast<void>(name);
   return nullptr;
 }
 
@@ -77,9 +81,10 @@ StartGate::StartGate(const Experiment& exp, const CudaState& state, bool enabled
   set_flag(&host_[0], 1);
   set_flag(&host_[1], 0);
   STREAMLAB_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_), p, 0));
-  wait_value_ = driver_wait_value();
+  wait_value_ = driver_entry_point("cuStreamWaitValue32");
   if (!wait_value_)
     note_ += "; a spin kernel holds each stream (the driver has no cuStreamWaitValue32)";
+  if (streams_.size() > 1 && wait_value_) note_ += order_streams();
   watcher_ = std::thread([this] { watch(); });
 }
 
@@ -93,22 +98,77 @@ StartGate::~StartGate() {
     watcher_.join();
   }
   if (host_) {
-    set_flag(&host_[0], 1);  // nothing may wait on memory about to be freed
+    set_flag(&host_[0], 1);  // nothing may wait on memory about to be freed: the chain follows
+    // cudaFree waits for the device first (implicitly synchronizing), and so for the chain too.
+    if (chain_) STREAMLAB_CUDA_NOEXCEPT(cudaFree(chain_));
     STREAMLAB_CUDA_NOEXCEPT(cudaFreeHost(host_));
   }
 }
 
-// One stream held: by its front end waiting on the flag, or by a gate kernel where that is not
-// available (the driver refuses the wait, as on platforms without stream memory operations).
-void StartGate::hold(cudaStream_t stream) {
+// The chain's words, and one write the driver must accept before the gate relies on it: a
+// refused write would leave the next stream waiting for a value nothing writes. Returns what the
+// report says about the order.
+std::string StartGate::order_streams() {
+  write_value_ = driver_entry_point("cuStreamWriteValue32");
+  if (!write_value_)
+    return "; its streams start at once, in no set order (no cuStreamWriteValue32)";
+  void* p = nullptr;
+  STREAMLAB_CUDA(cudaMalloc(&p, streams_.size() * sizeof(uint32_t)));
+  chain_ = static_cast<uint32_t*>(p);
+  STREAMLAB_CUDA(cudaMemset(chain_, 0, streams_.size() * sizeof(uint32_t)));
+  auto write = reinterpret_cast<WriteValue>(write_value_);
+  const CUresult tried =
+      write(streams_[0], reinterpret_cast<CUdeviceptr>(chain_), 0, CU_STREAM_WRITE_VALUE_DEFAULT);
+  // cudaMemset on device memory may return before it is done, and the experiment's streams need
+  // not be ordered after it (non-blocking streams).
+  STREAMLAB_CUDA(cudaDeviceSynchronize());
+  if (tried == CUDA_SUCCESS)
+    return "; its streams are released one after another, in the order of their first ops";
+  write_value_ = nullptr;
+  return fmt::format(
+      "; its streams start at once, in no set order (the driver refused cuStreamWriteValue32: "
+      "error {})",
+      static_cast<int>(tried));
+}
+
+// One stream held: by its front end waiting on the stream before it or on the flag, or by a gate
+// kernel where that is not available (the driver refuses the wait, as on platforms without stream
+// memory operations).
+void StartGate::hold(size_t k) {
+  cudaStream_t stream = streams_[k];
+  // The gate stops using each call the driver refuses, so the stream before wrote chain_[k]
+  // exactly when the chain is still in use: its wait and its write both went through.
+  const bool from_chain = k > 0 && chained();
   if (wait_value_) {
     auto wait = reinterpret_cast<WaitValue>(wait_value_);
-    if (wait(stream, reinterpret_cast<CUdeviceptr>(device_), 1, CU_STREAM_WAIT_VALUE_GEQ) ==
-        CUDA_SUCCESS)
+    const CUresult held = from_chain ? wait(stream, reinterpret_cast<CUdeviceptr>(chain_ + k),
+                                            generation_, CU_STREAM_WAIT_VALUE_GEQ)
+                                     : wait(stream, reinterpret_cast<CUdeviceptr>(device_), 1,
+                                            CU_STREAM_WAIT_VALUE_GEQ);
+    if (held == CUDA_SUCCESS) {
+      if (chained() && k + 1 < streams_.size()) release_next(k);
       return;
+    }
     wait_value_ = nullptr;  // and a kernel from now on
+    late_note_ += fmt::format(
+        "{}start gate: the driver refused cuStreamWaitValue32 (error {}): a spin kernel holds "
+        "each stream from then on, and its streams start at once",
+        late_note_.empty() ? "" : "; ", static_cast<int>(held));
   }
   STREAMLAB_CUDA(launch_start_gate(stream, device_, device_ + 1, kTimeoutNs));
+}
+
+// Stream k, once released, releases stream k + 1, ahead of its own first op.
+void StartGate::release_next(size_t k) {
+  auto write = reinterpret_cast<WriteValue>(write_value_);
+  const CUresult written = write(streams_[k], reinterpret_cast<CUdeviceptr>(chain_ + k + 1),
+                                 generation_, CU_STREAM_WRITE_VALUE_DEFAULT);
+  if (written == CUDA_SUCCESS) return;
+  write_value_ = nullptr;  // every later stream waits on the flag itself
+  late_note_ += fmt::format(
+      "{}start gate: the driver refused cuStreamWriteValue32 (error {}): its streams start at "
+      "once from then on, in no set order",
+      late_note_.empty() ? "" : "; ", static_cast<int>(written));
 }
 
 void StartGate::close() {
@@ -117,7 +177,8 @@ void StartGate::close() {
     closed_at_ = std::chrono::steady_clock::now();
     set_flag(&host_[0], 0);
   }
-  for (cudaStream_t s : streams_) hold(s);
+  ++generation_;
+  for (size_t k = 0; k < streams_.size(); ++k) hold(k);
 }
 
 void StartGate::open() {

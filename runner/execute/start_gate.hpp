@@ -4,13 +4,16 @@
 // serialize work that could overlap, and a timing event recorded on an idle stream does not fire
 // before its op arrives. It opens once every op is queued, or just before the first op that
 // blocks the host (which would otherwise wait for ever), or after kGateMaxHeld ops
-// (start_gate_rule.hpp). A gate left closed for kTimeoutNs opens by itself.
+// (start_gate_rule.hpp). A gate left closed for kTimeoutNs opens by itself. Where the driver
+// lets a stream write memory, the held streams are released one after another, in the order of
+// their first ops, as a program that issues the same ops one by one starts them.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -33,15 +36,21 @@ class StartGate {
   size_t opens_before() const { return opens_before_; }  // op index; ops.size() = after the last op
   const std::string& note() const { return note_; }      // how the gate was used, for reports
 
-  void close();      // before a repetition: each held stream waits for the flag
+  void close();      // before a repetition: each held stream waits (on the flag or the chain)
   void open();       // let the held streams run: one store, nothing else; harmless when open
   bool timed_out();  // after the repetition's final synchronize; clears the flag
+  // What changed in how the gate holds since it was made (the driver refused a wait or a write
+  // it had accepted before); each once, since the gate stops using what was refused.
+  std::string take_late_note() { return std::exchange(late_note_, {}); }
 
  private:
-  void hold(cudaStream_t stream);
-  void watch();  // the timeout's thread
+  std::string order_streams();  // sets up the release in order; what the report says of it
+  void hold(size_t k);          // streams_[k]
+  void release_next(size_t k);
+  bool chained() const { return chain_ && wait_value_ && write_value_; }  // released in order
+  void watch();                                                           // the timeout's thread
 
-  std::vector<cudaStream_t> streams_;
+  std::vector<cudaStream_t> streams_;  // in the order of their first ops
   size_t opens_before_ = 0;
   std::string note_;
   int* host_ = nullptr;    // mapped host memory: [0] the flag, [1] the gate kernel timed out
@@ -50,6 +59,17 @@ class StartGate {
   // so its first op starts as soon as the flag is seen. Otherwise (or where the call fails) a
   // one-thread kernel spins on the flag, and its exit is what releases the stream's next op.
   void* wait_value_ = nullptr;
+  // The release in order: only the first stream waits on the host's flag. Each stream, once
+  // released, writes this repetition's number into chain_[k + 1] (cuStreamWriteValue32) ahead of
+  // its first op, and stream k + 1 waits for that value (GEQ: a later repetition's number also
+  // releases it, so chain_ needs no reset between closings). The first op of stream k is then
+  // next in its queue a memory round trip before stream k + 1 is released: first at an engine
+  // that both use. A stream whose predecessor could not write waits on the flag itself, as every
+  // stream does behind the kernel.
+  void* write_value_ = nullptr;
+  uint32_t* chain_ = nullptr;  // device memory, a word per held stream (chain_[0] unused)
+  uint32_t generation_ = 0;    // this repetition's number
+  std::string late_note_;
   // The timeout, for either kind of gate: a thread that looks every kPollNs and opens a gate
   // still closed kTimeoutNs after its closing (the kernel also times itself out, on the GPU's
   // timer). Nothing wakes it: close() and open() cost the repetition no system call and put no
