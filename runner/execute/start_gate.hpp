@@ -64,8 +64,11 @@ class StartGate {
   // its first op, and stream k + 1 waits for that value (GEQ: a later repetition's number also
   // releases it, so chain_ needs no reset between closings). The first op of stream k is then
   // next in its queue a memory round trip before stream k + 1 is released: first at an engine
-  // that both use. A stream whose predecessor could not write waits on the flag itself, as every
-  // stream does behind the kernel.
+  // that both use. That is a race the first op has won in every measured repetition, not a
+  // promise of the driver's. An event in place of the write (cudaEventRecord, then
+  // cudaStreamWaitEvent) released the next stream within a few microseconds and lost it: three
+  // copies started 1, 3, 2 in all 40 repetitions of one H100 run (docs/timing.md). A stream whose
+  // predecessor could not write waits on the flag itself, as every stream does behind the kernel.
   void* write_value_ = nullptr;
   uint32_t* chain_ = nullptr;  // device memory, a word per held stream (chain_[0] unused)
   uint32_t generation_ = 0;    // this repetition's number
