@@ -141,19 +141,19 @@ void StartGate::hold(size_t k) {
   const bool from_chain = k > 0 && chained();
   if (wait_value_) {
     auto wait = reinterpret_cast<WaitValue>(wait_value_);
-    const CUresult held = from_chain ? wait(stream, reinterpret_cast<CUdeviceptr>(chain_ + k),
-                                            generation_, CU_STREAM_WAIT_VALUE_GEQ)
-                                     : wait(stream, reinterpret_cast<CUdeviceptr>(device_), 1,
-                                            CU_STREAM_WAIT_VALUE_GEQ);
+    const auto word = from_chain ? reinterpret_cast<CUdeviceptr>(chain_ + k)
+                                 : reinterpret_cast<CUdeviceptr>(device_);
+    const CUresult held =
+        wait(stream, word, from_chain ? generation_ : 1u, CU_STREAM_WAIT_VALUE_GEQ);
     if (held == CUDA_SUCCESS) {
       if (chained() && k + 1 < streams_.size()) release_next(k);
       return;
     }
     wait_value_ = nullptr;  // and a kernel from now on
-    late_note_ += fmt::format(
-        "{}start gate: the driver refused cuStreamWaitValue32 (error {}): a spin kernel holds "
+    add_late_note(fmt::format(
+        "start gate: the driver refused cuStreamWaitValue32 (error {}): a spin kernel holds "
         "each stream from then on, and its streams start at once",
-        late_note_.empty() ? "" : "; ", static_cast<int>(held));
+        static_cast<int>(held)));
   }
   STREAMLAB_CUDA(launch_start_gate(stream, device_, device_ + 1, kTimeoutNs));
 }
@@ -165,10 +165,15 @@ void StartGate::release_next(size_t k) {
                                  generation_, CU_STREAM_WRITE_VALUE_DEFAULT);
   if (written == CUDA_SUCCESS) return;
   write_value_ = nullptr;  // every later stream waits on the flag itself
-  late_note_ += fmt::format(
-      "{}start gate: the driver refused cuStreamWriteValue32 (error {}): its streams start at "
+  add_late_note(fmt::format(
+      "start gate: the driver refused cuStreamWriteValue32 (error {}): its streams start at "
       "once from then on, in no set order",
-      late_note_.empty() ? "" : "; ", static_cast<int>(written));
+      static_cast<int>(written)));
+}
+
+void StartGate::add_late_note(std::string_view what) {
+  if (!late_note_.empty()) late_note_ += "; ";
+  late_note_ += what;
 }
 
 void StartGate::close() {

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -47,6 +48,7 @@ class StartGate {
   std::string order_streams();  // sets up the release in order; what the report says of it
   void hold(size_t k);          // streams_[k]
   void release_next(size_t k);
+  void add_late_note(std::string_view what);
   bool chained() const { return chain_ && wait_value_ && write_value_; }  // released in order
   void watch();                                                           // the timeout's thread
 
