@@ -31,8 +31,9 @@ void set_flag(int* flag, int value) {
   std::atomic_ref<int>(*flag).store(value, std::memory_order_release);
 }
 
-using WaitValue = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-using WriteValue = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+// cuStreamWaitValue32 and cuStreamWriteValue32 share this signature: (stream, address, value,
+// flags).
+using StreamValueOp = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
 
 // A stream memory operation of the driver (cuStreamWaitValue32, cuStreamWriteValue32) through the
 // runtime's driver entry points: cuda.h's types only, no link to libcuda. The CUDA 12 version is
@@ -47,8 +48,9 @@ void* driver_entry_point(const char* name) {
       found == cudaDriverEntryPointSuccess)
     return fn;
   static_cast<void>(cudaGetLastError());
-#endif
+#else
   static_cast<void>(name);
+#endif
   return nullptr;
 }
 
@@ -116,7 +118,7 @@ std::string StartGate::order_streams() {
   STREAMLAB_CUDA(cudaMalloc(&p, streams_.size() * sizeof(uint32_t)));
   chain_ = static_cast<uint32_t*>(p);
   STREAMLAB_CUDA(cudaMemset(chain_, 0, streams_.size() * sizeof(uint32_t)));
-  auto write = reinterpret_cast<WriteValue>(write_value_);
+  auto write = reinterpret_cast<StreamValueOp>(write_value_);
   const CUresult tried =
       write(streams_[0], reinterpret_cast<CUdeviceptr>(chain_), 0, CU_STREAM_WRITE_VALUE_DEFAULT);
   // cudaMemset on device memory may return before it is done, and the experiment's streams need
@@ -140,7 +142,7 @@ void StartGate::hold(size_t k) {
   // exactly when the chain is still in use: its wait and its write both went through.
   const bool from_chain = k > 0 && chained();
   if (wait_value_) {
-    auto wait = reinterpret_cast<WaitValue>(wait_value_);
+    auto wait = reinterpret_cast<StreamValueOp>(wait_value_);
     const auto word = from_chain ? reinterpret_cast<CUdeviceptr>(chain_ + k)
                                  : reinterpret_cast<CUdeviceptr>(device_);
     const CUresult held =
@@ -160,7 +162,7 @@ void StartGate::hold(size_t k) {
 
 // Stream k, once released, releases stream k + 1, ahead of its own first op.
 void StartGate::release_next(size_t k) {
-  auto write = reinterpret_cast<WriteValue>(write_value_);
+  auto write = reinterpret_cast<StreamValueOp>(write_value_);
   const CUresult written = write(streams_[k], reinterpret_cast<CUdeviceptr>(chain_ + k + 1),
                                  generation_, CU_STREAM_WRITE_VALUE_DEFAULT);
   if (written == CUDA_SUCCESS) return;
