@@ -22,6 +22,10 @@ int op_index(const MapReader& r) {
   return static_cast<int>(r.ctx.exp.ops.size());
 }  // the op being read
 
+// Inside a graph's body an allocation is refused by the capture check (it cannot be captured);
+// it must not mark the buffer's lifetime, since the op has no index in `exp.ops`.
+bool captured(const MapReader& r) { return r.ctx.capture_depth > 0; }
+
 // The whole buffer: an allocation has no element range.
 BufferRange whole_buffer(MapReader& r) {
   int b = r.buffer("buffer");
@@ -30,7 +34,7 @@ BufferRange whole_buffer(MapReader& r) {
 
 void parse_alloc(MapReader& r, Op& op, MemoryKind memory) {
   op.dst = whole_buffer(r);
-  if (!op.dst.valid()) return;
+  if (!op.dst.valid() || captured(r)) return;
   Buffer& b = r.ctx.exp.buffers[op.dst.buffer];
   if (b.memory != memory)
     r.ctx.error(r.get("buffer"),
@@ -53,7 +57,7 @@ void parse_alloc(MapReader& r, Op& op, MemoryKind memory) {
 // `allocators`: the op kinds whose memory this one may free.
 void parse_free(MapReader& r, Op& op, std::initializer_list<std::string_view> allocators) {
   op.dst = whole_buffer(r);
-  if (!op.dst.valid()) return;
+  if (!op.dst.valid() || captured(r)) return;
   Buffer& b = r.ctx.exp.buffers[op.dst.buffer];
   if (b.alloc_op < 0) {
     r.ctx.error(r.get("buffer"),

@@ -130,7 +130,13 @@ void parse_graph(MapReader& r, Op& op) {
   if (!ops.IsDefined()) return;
   BlockLevel level(r.ctx, ops);
   if (!level.ok()) return;
-  load_op_list(r.ctx, ops, op.body, op.id + ".");
+  {
+    struct Capturing {  // undone on every way out, a limit's exception included
+      int& depth;
+      ~Capturing() { --depth; }
+    } capturing{++r.ctx.capture_depth};
+    load_op_list(r.ctx, ops, op.body, op.id + ".");
+  }
   if (op.stream < 0 || !ops.IsSequence()) return;
   if (op.body.empty())
     return r.ctx.error(ops, fmt::format("graph '{}' captures no op; expected at least one", op.id));

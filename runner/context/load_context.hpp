@@ -65,6 +65,9 @@ class LoadContext {
   int64_t items_read = 0;                   // checks and expectations read so far, loops expanded
   std::vector<std::string> item_loop_vars;  // the variables of the loops around the item read
   int block_depth = 0;                      // loops and graphs open around the op being read
+  // Graphs open around the op being read: such an op is captured, not part of `exp.ops`, so it
+  // has no index there and must not mark buffers' lifetimes.
+  int capture_depth = 0;
   std::vector<LoopLevel> loop_stack;        // the loops open around the op being read
   LoopStack loops;                          // the same, shared by the ops of one iteration
   int loop_instances = 0;                   // loop expansions so far
