@@ -195,6 +195,12 @@ expect timeout-no-report 0 '^absent$' -- bash -c "test -e '$out.slow.json' || ec
 printf 'name: slow\ntimeout: 1\nparams: {N: 4096}\nbuffers:\n  a: {type: int32, shape: [N, N], memory: device, init: sequence}\n  b: {type: int32, shape: [N, N], memory: device}\nops:\n  - loop: {var: i, count: 400, ops: [{launch: {kernel: transpose_naive, grid: [128, 128], block: [32, 32], args: {in: a, out: b, n: N}}}]}\n' >"$out.slow.yaml"
 expect timeout-yaml 3 'ran longer than 1 s \(`timeout: 1` in the experiment\)' -- "$bin" run "$out.slow.yaml" --backend host
 rm -f "$out.slow.yaml"
+# A sweep's points share the command's limit: five points of 0.7 s each under `timeout: 1` stop in
+# the second point, not after five seconds.
+printf 'name: sweep-slow\ntimeout: 1\nparams: {K: 1}\nsweep: {params: {K: [1, 2, 3, 4, 5]}}\nops:\n  - launchHostFunc: {fn: sleep, us: 700000, stream: legacy}\n' >"$out.sweep.yaml"
+expect timeout-sweep 3 'sweep point 2 of 5: K=2.*ran longer than 1 s \(`timeout: 1` in the experiment\)' -- \
+  bash -c "'$bin' run '$out.sweep.yaml' --backend host 2>&1 | tr '\n' ' '; exit \${PIPESTATUS[0]}"
+rm -f "$out.sweep.yaml"
 expect memory-refused 3 "need 7.276 TiB of host memory .* nothing was allocated" -- \
   bash -c "printf 'name: big\\nbuffers:\\n  a: {type: float64, count: 1000000000000, memory: pinned}\\nops: []\\n' > '$out.big.yaml'; '$bin' run '$out.big.yaml' --backend host"
 rm -f "$out.big.yaml"

@@ -233,10 +233,7 @@ int cmd_run(const RunArgs& args) {
   limit->loaded(exp);
   refuse_kernel_files(plan, exp);
   SweepSpec sweep = sweep_from_args(exp, args.sweeps, args.plots, args.sets);
-  if (!sweep.empty()) {
-    limit.reset();  // each point has a limit of its own
-    return run_sweep(args, *parsed, std::move(sweep), plan);
-  }
+  if (!sweep.empty()) return run_sweep(args, *parsed, std::move(sweep), plan, limit);
   RunRecord record = run_loaded(exp, args, limit);
   limit.reset();  // reports are written whole or not at all: not cut short by the limit
   write_reports(exp, record, plan, seconds_since(started));

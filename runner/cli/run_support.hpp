@@ -64,10 +64,13 @@ class ProgressLine {
 class TimeLimit {
  public:
   // `file`: what a `timeout:` comes from, for the message ("the experiment", "the rubric").
-  explicit TimeLimit(const RunArgs& args, std::string file = "the experiment")
+  // `started`: when the command began; the limit counts from then (a sweep's points share the
+  // command's limit, not one each).
+  explicit TimeLimit(const RunArgs& args, std::string file = "the experiment",
+                     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now())
       : args_(args),
         file_(std::move(file)),
-        start_(std::chrono::steady_clock::now()),
+        start_(started),
         watchdog_(deadline(seconds(nullptr)), limit_text(nullptr),
                   [this] { return what_was_running(); }) {
     if (line_.on_terminal())
@@ -95,6 +98,7 @@ class TimeLimit {
     failure_ = why;
   }
   RunProgress progress;
+  std::chrono::steady_clock::time_point started() const { return start_; }
 
   int64_t seconds(const Experiment* exp) const {
     if (args_.timeout >= 0) return args_.timeout;

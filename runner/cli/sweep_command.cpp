@@ -1,6 +1,7 @@
 // `run` over a sweep. The file is read and parsed once; each point is resolved from it with its
 // params (load checks every point before any runs, so a value that breaks a shape is found
-// first), then run in order, each under a time limit of its own.
+// first), then run in order. One time limit bounds the whole command: a sweep of many points must
+// not multiply what a file may take.
 #include "runner/cli/sweep_command.hpp"
 
 #include <iostream>
@@ -96,12 +97,15 @@ std::vector<double> plot_values(const std::vector<std::shared_ptr<const ExpectNo
   return out;
 }
 
+// One point, under what is left of the command's limit (counted from `started`); its own limit
+// object names the point's experiment in what had not finished.
 void run_point(const RunArgs& args, const SweepSpec& sweep, const Measures& measures,
-               SweepPointRun& point, size_t index, size_t total) {
+               SweepPointRun& point, size_t index, size_t total,
+               std::chrono::steady_clock::time_point started) {
   std::cerr << fmt::format("streamlab: sweep point {} of {}: {}\n", index + 1, total,
                            point_text(point.params));
   RunArgs a = point_args(args, point.params);
-  std::optional<TimeLimit> limit(std::in_place, a);
+  std::optional<TimeLimit> limit(std::in_place, a, "the experiment", started);
   limit->loaded(point.exp);
   point.record = run_loaded(point.exp, a, limit);
   point.plots = plot_values(measures, point.exp, point.record);
@@ -120,13 +124,15 @@ std::string format_sweep(const SweepRun& sweep, const std::string& option) {
 }  // namespace
 
 int run_sweep(const RunArgs& args, const ParsedExperiment& parsed, SweepSpec sweep,
-              const OutputPlan& plan) {
+              const OutputPlan& plan, std::optional<TimeLimit>& limit) {
   refuse_per_run_reports(args);
   std::vector<Measures> measures;
   std::vector<SweepPointRun> points = resolve_points(args, parsed, sweep, measures);
+  const auto started = limit->started();
+  limit.reset();  // one watchdog at a time: each point's takes over, with the same deadline
   SweepRun run{std::move(sweep), std::move(points)};
   for (size_t i = 0; i < run.points.size(); ++i)
-    run_point(args, run.spec, measures[i], run.points[i], i, run.points.size());
+    run_point(args, run.spec, measures[i], run.points[i], i, run.points.size(), started);
   if (!plan.writes_stdout()) std::cout << format_sweep_console(run) << std::flush;
   std::vector<std::string> texts;
   for (const auto& request : plan.requests()) texts.push_back(format_sweep(run, request.option));

@@ -16,8 +16,9 @@ RunRecord run_loaded(const Experiment& exp, const RunArgs& args, std::optional<T
 int exit_code(Verdict v);
 
 // Every point of `sweep` (the file parsed once, resolved per point with its params on top of
-// --set), each under its own time limit; then the sweep's reports.
+// --set), all within the command's time limit (`limit`, which resolving the points runs under;
+// each point then has what is left of it); then the sweep's reports.
 int run_sweep(const RunArgs& args, const ParsedExperiment& parsed, SweepSpec sweep,
-              const OutputPlan& plan);
+              const OutputPlan& plan, std::optional<TimeLimit>& limit);
 
 }  // namespace streamlab
