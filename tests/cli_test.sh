@@ -121,6 +121,9 @@ sed 's/y\[i\] = a \* x\[i\] + y\[i\];/y[i] = a * xx[i] + y[i];/' experiments/use
 if [[ -e /usr/local/cuda/lib64/libnvrtc.so.13 || -n "$(ldconfig -p 2>/dev/null | grep libnvrtc.so.13)" ]]; then
   expect kernel-compile-error 2 "uk.yaml:23:31: error: in kernel 'my_saxpy': identifier \"xx\" is undefined" -- \
     "$bin" check "$out.uk.yaml"
+  # grade refuses what check refuses, on the host backend too (which never compiles to run)
+  expect grade-kernel-compile-error 1 "the submission does not load: .*uk.yaml:23:31: in kernel 'my_saxpy'" -- \
+    "$bin" grade "$out.uk.yaml" --rubric experiments/labs/overlap/overlap.rubric.yaml --backend host
 else
   expect kernel-not-compiled 0 'note: user kernels not compiled: NVRTC' -- "$bin" check "$out.uk.yaml"
 fi

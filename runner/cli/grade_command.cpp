@@ -61,6 +61,7 @@ std::vector<Peer> load_peers(const Rubric& rubric, const RunArgs& args) {
     Peer p{name, file, {}};
     try {
       p.exp = load_with_rubric_params(file, rubric);
+      compile_for_check(p.exp);  // as for the submission: what `check` refuses
     } catch (const InvalidExperiment& e) {
       rubric_error(fmt::format("peer '{}' of the rubric does not load:\n{}", name, e.what()));
     }
@@ -179,7 +180,11 @@ Submission prepare_submission(const RunArgs& args, const Rubric& rubric) {
   Submission s;
   try {
     s.exp = load_with_rubric_params(args.file, rubric);
+    // A kernel that does not compile fails `check`, so it fails the grade on every backend (the
+    // host backend never compiles kernels to run them).
+    compile_for_check(*s.exp);
   } catch (const InvalidExperiment& e) {
+    s.exp.reset();
     const auto& d = e.diagnostics.items();
     s.problem =
         d.empty() ? std::string(e.what())
