@@ -253,6 +253,15 @@ expect repeat-fraction 2 "--repeat: expected a whole number from 1 to 1000000, g
 expect warmup-negative 2 "--warmup: expected a whole number from 0 to 1000000, got '-1'" -- "$bin" run $one --warmup -1
 expect timeout-range 2 "--timeout: expected a whole number from 0 to 86400, got '86401'" -- "$bin" check $one --timeout 86401
 expect device-word 2 "--device: expected a whole number from 0 to 2147483647, got 'x'" -- "$bin" grade $one --rubric r.yaml --device x
+# --profile is read like any file the user names (no FIFO, no device, bounded), and no report
+# replaces it.
+cp runner/predict/profiles/nvidia_h200.json "$out.prof.json"
+expect profile-not-replaced 2 "--json .*prof.json: that is the device profile \(--profile\); a report never replaces" -- \
+  "$bin" run $one --backend host --set N=64 --profile "$out.prof.json" --json "$out.prof.json"
+expect profile-kept 0 '"device": "NVIDIA H200"' -- grep -m1 '"device"' "$out.prof.json"
+rm -f "$out.prof.json"
+expect profile-device 2 "device profile /dev/zero: the file is not a regular file \(a character device\)" -- \
+  timeout 10 "$bin" run $one --backend host --set N=64 --profile /dev/zero
 expect no-309-digits 2 '^[^0-9]*([0-9]{1,10}[^0-9]+)*$' -- "$bin" run $one --warmup -1
 
 # Colour (runner/report/colour.hpp): never into a pipe or a file unless --color always; on a

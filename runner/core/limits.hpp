@@ -61,6 +61,8 @@ inline constexpr int64_t kSweepPlots = 16;  // measures plotted against the swep
 // and the files of a folder.
 inline constexpr int64_t kResultsFileBytes = int64_t{1} << 30;
 inline constexpr int64_t kResultsFiles = 10'000;
+// A device profile (`--profile`, what `calibrate` writes: a few KiB).
+inline constexpr int64_t kProfileFileBytes = 1 << 20;
 
 // --- time ---
 inline constexpr int64_t kDefaultTimeoutSeconds = 60;  // a lab's experiment runs in seconds

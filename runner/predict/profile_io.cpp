@@ -1,13 +1,12 @@
 #include "runner/predict/profile_io.hpp"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "runner/core/diagnostics.hpp"
+#include "runner/core/safe_file.hpp"
 
 namespace streamlab {
 
@@ -124,12 +123,15 @@ DeviceProfile parse_profile(std::string_view text, const std::string& file) {
   return from_json(j, file);
 }
 
+// Read as any file the user names: a FIFO or a device given by mistake must neither block the run
+// nor fill its memory.
 DeviceProfile read_profile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw CommandLineError(fmt::format("device profile {}: cannot be read", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_profile(text.str(), path);
+  FileRead read = read_user_file(path, limits::kProfileFileBytes);
+  if (!read.ok())
+    throw CommandLineError(
+        fmt::format("device profile {}: {}", path,
+                    read.error == ENOENT ? "cannot be read (does it exist?)" : "the file " + read.refusal));
+  return parse_profile(read.text, path);
 }
 
 std::string profile_json(const DeviceProfile& p) {
