@@ -86,6 +86,39 @@ TEST_CASE(
   CHECK(none.detail == "not measured with --timer none: duration(a) = not measured");
 }
 
+TEST_CASE("expectations: arithmetic that gives no finite number decides no verdict") {
+  RunRecord zero = measured();
+  for (auto& rep : zero.reps) rep.ops[1].end_ms = rep.ops[1].start_ms;  // b took 0 ms
+  for (const char* text : {"  - \"duration(a) / duration(b) > 1\"\n",
+                           "  - \"not (duration(b) / duration(b) < 1)\"\n"}) {
+    auto r = only(experiment(text), zero);
+    INFO(text);
+    CHECK(r.status == ExpectationResult::Status::not_evaluated);
+    CHECK(r.detail.ends_with("the arithmetic gives no finite number (a division by a measured 0?)"));
+  }
+}
+
+TEST_CASE("expectations: ready() of an op that is no query, and arithmetic known at load with no "
+          "finite number, are refused with their column") {
+  auto error_of = [](const std::string& expect) {
+    try {
+      experiment(expect);
+    } catch (const InvalidExperiment& e) {
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  CHECK(error_of("  - \"ready(a) >= 0\"\n")
+            .find("e.yaml:8:12: error: expect: ready: op 'a' is a launch; expected the id of a "
+                  "streamQuery or eventQuery op") != std::string::npos);
+  CHECK(error_of("  - \"1 / (N - 64) > 0\"\n").find("e.yaml:8:6: error: expect: '1 / (N - 64)' divides by zero") !=
+        std::string::npos);
+  CHECK(error_of("  - \"span() / 0 > 0\"\n").find("'span() / 0' divides by zero") != std::string::npos);
+  CHECK(error_of("  - \"1e308 * 10 > 0\"\n").find("'1e308 * 10' is inf, not a finite number") !=
+        std::string::npos);
+  CHECK(error_of("  - \"N / 3 > 0\"\n") == "loaded");
+}
+
 TEST_CASE("measures: the unit of a plotted measure follows from its functions' units") {
   Experiment e = experiment("  - duration(a) > 0\n");
   auto unit = [&](const char* text) {

@@ -165,6 +165,9 @@ const std::vector<ExpectFunction> kFunctions = {
 struct ExpectationEvaluator {
   const ExpectContext& ctx;
   ExpectationResult& result;
+  // Set when measured values met in arithmetic that gives no finite number (a duration of 0
+  // divided into something): the verdict would then be decided by inf or NaN, so there is none.
+  bool no_number = false;
 
   double eval(const ExpectNode& n) {
     switch (n.kind) {
@@ -196,10 +199,12 @@ struct ExpectationEvaluator {
     const std::string& op = n.op;
     if (op == "and") return a != 0 && b != 0;
     if (op == "or") return a != 0 || b != 0;
-    if (op == "+") return a + b;
-    if (op == "-") return a - b;
-    if (op == "*") return a * b;
-    if (op == "/") return a / b;
+    if (op == "+" || op == "-" || op == "*" || op == "/") {
+      double v = op == "+" ? a + b : op == "-" ? a - b : op == "*" ? a * b : a / b;
+      // An operand already NaN is an unmeasured value: evaluate_node says which.
+      if (!std::isfinite(v) && std::isfinite(a) && std::isfinite(b)) no_number = true;
+      return v;
+    }
     if (op == "<") return a < b;
     if (op == "<=") return a <= b;
     if (op == ">") return a > b;
@@ -224,12 +229,18 @@ std::string format_values(const ExpectationResult& r) {
 // Evaluates `node` (a condition or a measure) into `r.values`; NaN when a value it needs was not
 // measured (r.detail then says so).
 double evaluate_node(const ExpectNode& node, const ExpectContext& ctx, ExpectationResult& r) {
-  double v = ExpectationEvaluator{ctx, r}.eval(node);
+  ExpectationEvaluator evaluator{ctx, r};
+  double v = evaluator.eval(node);
   for (const auto& [text, value] : r.values)
     if (std::isnan(value)) {
       r.detail = fmt::format("not measured with --timer {}: {}", ctx.run.timer, format_values(r));
       return NAN;
     }
+  if (evaluator.no_number) {
+    r.detail = fmt::format("{}{}the arithmetic gives no finite number (a division by a measured 0?)",
+                           format_values(r), format_values(r).empty() ? "" : "; ");
+    return NAN;
+  }
   return v;
 }
 

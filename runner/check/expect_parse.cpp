@@ -5,11 +5,13 @@
 //   atom := number | param | NAME '(' args ')' | '(' or ')'
 // Names resolve at load (op ids, streams, params), so a typo is reported with its column.
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "ops/op_kind.hpp"
 #include "runner/check/expect.hpp"
 #include "runner/check/expect_functions.hpp"
 #include "runner/check/items.hpp"
@@ -125,6 +127,7 @@ class Parser {
     pos_ = static_cast<size_t>(end - text_.data());
     NodePtr n = make(ExpectNode::Kind::number, "", {}, begin, false);
     n->value = v;
+    require_finite(n);  // 1e999
     return n;
   }
 
@@ -175,6 +178,16 @@ class Parser {
     else
       call.refs.push_back(kind == ExpectArg::op ? op_index(name, begin)
                                                 : stream_index(name, begin));
+    if (call.op == "ready") require_query(call.refs.back(), begin);
+  }
+
+  // ready() counts a query's answers: any other op has none, and its value would be no number.
+  void require_query(int op, size_t at) {
+    const std::string_view kind = exp_.ops[static_cast<size_t>(op)].kind->name;
+    if (kind != "streamQuery" && kind != "eventQuery")
+      fail(at, fmt::format("ready: op '{}' is a {}; expected the id of a streamQuery or eventQuery "
+                           "op (ready() is the share of its answers that said 'done')",
+                           exp_.ops[static_cast<size_t>(op)].id, kind));
   }
 
   // An op id, or the name of a loop's ops: every op whose id is NAME[k].
@@ -244,6 +257,7 @@ class Parser {
 
   NodePtr make(ExpectNode::Kind kind, std::string op,
                std::vector<std::shared_ptr<const ExpectNode>> args, size_t begin, bool boolean) {
+    if (NodePtr folded = fold(kind, op, args, begin)) return folded;
     auto n = std::make_shared<ExpectNode>();
     n->kind = kind, n->op = std::move(op), n->args = std::move(args), n->boolean = boolean;
     n->begin = begin, n->end = pos_;
@@ -256,8 +270,39 @@ class Parser {
     return n;
   }
 
+  // Arithmetic on numbers known at load (literals and params) is done here, so that one giving
+  // no finite number (`1 / Z` with Z = 0, `0 / 0`, `1e999`) is refused with its column instead of
+  // deciding a verdict at run time. A division by a known zero is refused whatever it divides.
+  NodePtr fold(ExpectNode::Kind kind, const std::string& op,
+               const std::vector<std::shared_ptr<const ExpectNode>>& args, size_t begin) {
+    using K = ExpectNode::Kind;
+    bool arithmetic = kind == K::negate || (kind == K::binary && (op == "+" || op == "-" ||
+                                                                  op == "*" || op == "/"));
+    if (!arithmetic) return nullptr;
+    if (op == "/" && args[1]->kind == K::number && args[1]->value == 0)
+      fail(begin, fmt::format("'{}' divides by zero", trimmed(text_.substr(begin, pos_ - begin))));
+    for (const auto& a : args)
+      if (a->kind != K::number) return nullptr;
+    double a = args[0]->value, b = args.size() > 1 ? args[1]->value : 0;
+    double v = kind == K::negate ? -a : op == "+" ? a + b : op == "-" ? a - b : op == "*" ? a * b : a / b;
+    auto n = std::make_shared<ExpectNode>();
+    n->kind = K::number, n->value = v, n->begin = begin, n->end = pos_;
+    require_finite(n);
+    return n;
+  }
+
+  void require_finite(const NodePtr& n) {
+    if (!std::isfinite(n->value))
+      fail(n->begin, fmt::format("'{}' is {}, not a finite number", text_of(n), n->value));
+  }
+
   std::string_view text_of(const NodePtr& n) const {
-    return text_.substr(n->begin, n->end - n->begin);
+    return trimmed(text_.substr(n->begin, n->end - n->begin));
+  }
+  // Without the spaces the parser skipped after it.
+  static std::string_view trimmed(std::string_view t) {
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
+    return t;
   }
 
   void require_boolean(const NodePtr& n, size_t at, std::string_view op) {
