@@ -73,3 +73,41 @@ checks:
   CHECK(run.checks[0].detail ==
         "o[3] = 0, expected 5 (host reference of vector_add); 1 of 4 elements differ");
 }
+
+// The transpose check walks in tiles (its reads then stay in cache); the mismatch it names is
+// still the first in index order: t[0, 100] lies in a later tile than t[1, 0] but comes first.
+TEST_CASE("checks: a transpose's first mismatch is the lowest index, whatever the walk") {
+  auto e = load_string(R"(name: t
+params: {N: 130}
+buffers:
+  a: {type: float32, shape: [N, N], memory: device, init: sequence}
+  t: {type: float32, shape: [N, N], memory: device}
+ops:
+  - launch: {kernel: transpose_naive, grid: [5, 5], block: [32, 32], args: {in: a, out: t, n: N}}
+  - memset: {dst: {buffer: t, offset: 130, count: 1}, value: 0}
+  - memset: {dst: {buffer: t, offset: 100, count: 1}, value: 0}
+checks:
+  - transpose: {input: a, output: t}
+)",
+                       "t.yaml");
+  RunRecord run = run_on_host(e);
+  REQUIRE(run.checks.size() == 1);
+  CHECK_FALSE(run.checks[0].passed);
+  CHECK(run.checks[0].detail ==
+        "t[0, 100] = 0, expected 13000 (= a[100, 0]); 2 of 16900 elements differ");
+}
+
+TEST_CASE("checks: close holds for equal infinities, never for NaN") {
+  auto e = load_string(R"(name: inf
+buffers:
+  x: {type: float32, count: 4, memory: device, init: {value: 3e38}}
+ops:
+  - launch: {kernel: scale, grid: 1, block: 4, args: {x: x, factor: 10}}
+checks:
+  - close: {a: x, b: x}
+)",
+                       "inf.yaml");
+  RunRecord run = run_on_host(e);
+  REQUIRE(run.checks.size() == 1);
+  CHECK_MESSAGE(run.checks[0].passed, run.checks[0].detail);
+}
