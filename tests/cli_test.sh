@@ -245,6 +245,17 @@ expect grade-time-limit 1 '"status": "failed"' -- bash -c "'$bin' grade $lab/sol
 expect run-rubric 2 "this file is a rubric, not an experiment" -- "$bin" run $rubric --backend host
 rm -f "$out.sub.yaml" "$out.err" "$out.gs" "$out.bad.rubric.yaml"
 
+# compare prints nothing of a results file raw: an escape sequence or a bidirectional control in
+# an op's id, or a byte that is not UTF-8, is shown as \xNN.
+results() { printf '{"schema_version": 1, "tool": {"name": "streamlab"}, "experiment": {"name": "e"}, "spans": {"samples": {"host_ms": [1, 2]}}, "ops": [%s]}' "$1"; }
+results '' >"$out.a.json"
+results '{"id": "\u001b[2J\u202eevil", "samples": {"issue_ms": [0, 0], "return_ms": [1, 1]}}' >"$out.b.json"
+expect compare-escapes 0 '\\x1B\[2J\\xE2\\x80\\xAEevil \(host call\) only in B' -- "$bin" compare "$out.a.json" "$out.b.json"
+expect compare-no-escape 0 '^clean$' -- bash -c "'$bin' compare '$out.a.json' '$out.b.json' | grep -q \$'\\x1b' && echo raw || echo clean"
+printf '\377' >"$out.c.json"
+expect compare-raw-byte 2 'not JSON: .\\xFF.$' -- "$bin" compare "$out.a.json" "$out.c.json"
+rm -f "$out.a.json" "$out.b.json" "$out.c.json"
+
 # Numeric options say their range in words, the project's limits (runner/core/limits.hpp).
 one=experiments/01_one_transpose.yaml
 expect repeat-zero 2 "^streamlab: error: --repeat: expected a whole number from 1 to 1000000, got '0'$" -- "$bin" run $one --repeat 0

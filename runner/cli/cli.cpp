@@ -324,22 +324,22 @@ int run_cli(int argc, char** argv) {
     if (manpage->parsed()) return print_generated(app, "man");
     return cmd_list();
   } catch (const InvalidExperiment& e) {
-    std::cerr << e.what();
+    std::cerr << printable(e.what());
     return kExitInvalid;
   } catch (const CommandLineError& e) {
-    std::cerr << "streamlab: error: " << e.what() << "\n";
+    std::cerr << "streamlab: error: " << printable(e.what()) << "\n";
     return kExitInvalid;
   } catch (const InvalidInput& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << printable(e.what()) << "\n";
     return kExitInvalid;
   } catch (const RunError& e) {
-    std::cerr << "streamlab: error: " << e.what() << "\n";
+    std::cerr << "streamlab: error: " << printable(e.what()) << "\n";
     return kExitRuntime;
   } catch (const std::bad_alloc&) {
     std::cerr << "streamlab: error: out of host memory\n";
     return kExitRuntime;
   } catch (const std::exception& e) {
-    std::cerr << "streamlab: error: " << e.what() << "\n";
+    std::cerr << "streamlab: error: " << printable(e.what()) << "\n";
     return kExitRuntime;
   }
 }

@@ -30,7 +30,8 @@ int cmd_compare(const CompareArgs& args) {
     throw InvalidInput((in.a.empty() ? args.a : args.b) + ": error: no results file in the folder");
   Comparison c = compare_runs(in.a, in.b, {.threshold = args.threshold / 100, .alpha = args.alpha});
   c.a_label = args.a, c.b_label = args.b;
-  std::string markdown = format_compare_markdown(c, in);
+  // Names and notes come from the results files: no byte of theirs may reach a terminal raw.
+  std::string markdown = printable(format_compare_markdown(c, in));
   if (!plan.writes_stdout()) std::cout << markdown << std::flush;
   std::vector<std::string> texts;
   for (const auto& r : plan.requests()) texts.push_back(r.option == "--json" ? format_compare_json(c, in) : markdown);
