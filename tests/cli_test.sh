@@ -204,6 +204,12 @@ printf 'name: sweep-slow\ntimeout: 1\nparams: {K: 1}\nsweep: {params: {K: [1, 2,
 expect timeout-sweep 3 'sweep point 2 of 5: K=2.*ran longer than 1 s \(`timeout: 1` in the experiment\)' -- \
   bash -c "'$bin' run '$out.sweep.yaml' --backend host 2>&1 | tr '\n' ' '; exit \${PIPESTATUS[0]}"
 rm -f "$out.sweep.yaml"
+# A sweep's values are read once, with the file's params: `2*N` is 128 at every point, not twice
+# the point's own N.
+printf 'name: sweep-self\nparams: {N: 64}\nsweep: {params: {N: [64, 256, 2*N]}}\nbuffers:\n  a: {type: float32, count: N, memory: pageable, init: zeros}\nops: []\n' >"$out.sweep.yaml"
+expect sweep-values-once 0 'sweep over N \(3 points\).* 128 ' -- \
+  bash -c "'$bin' run '$out.sweep.yaml' --backend host 2>&1 | tr '\n' ' '; exit \${PIPESTATUS[0]}"
+rm -f "$out.sweep.yaml"
 expect memory-refused 3 "need 7.276 TiB of host memory .* nothing was allocated" -- \
   bash -c "printf 'name: big\\nbuffers:\\n  a: {type: float64, count: 1000000000000, memory: pinned}\\nops: []\\n' > '$out.big.yaml'; '$bin' run '$out.big.yaml' --backend host"
 rm -f "$out.big.yaml"

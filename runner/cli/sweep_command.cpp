@@ -67,7 +67,9 @@ std::vector<SweepPointRun> resolve_points(const RunArgs& args, const ParsedExper
   for (const SweepPoint& p : sweep_points(sweep.axes)) {
     RunArgs a = point_args(args, p);
     try {
-      points.push_back({p, instantiate(parsed, load_options(a.sets)), {}, {}, {}});
+      LoadOptions options = load_options(a.sets);
+      options.sweep_point = true;
+      points.push_back({p, instantiate(parsed, options), {}, {}, {}});
     } catch (const InvalidExperiment& e) {
       throw InvalidExperiment(fmt::format("streamlab: error: at sweep point {}:\n{}", point_text(p), e.what()),
                               e.diagnostics);

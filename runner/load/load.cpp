@@ -244,7 +244,8 @@ void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& optio
   load_ops(ctx, top.require("ops"));
   load_checks(ctx, top.get("checks"));
   load_expectations(ctx, top.get("expect"));
-  load_sweep(ctx, top.get("sweep"));
+  YAML::Node sweep = top.get("sweep");  // read (a point must not call it an unknown key), maybe unused
+  if (!options.sweep_point) load_sweep(ctx, sweep);
   std::string too_many = repetitions_problem(ctx.exp, ctx.exp.repeat, ctx.exp.warmup);
   if (!too_many.empty())
     ctx.error(top.has("repeat") ? top.get("repeat") : top.get("warmup"), too_many);
