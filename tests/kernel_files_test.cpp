@@ -531,3 +531,26 @@ TEST_CASE("kernel files: the compiler's child process returns its output, or why
   CHECK(grew.why == "it needed more than 256 MiB of memory");
 #endif
 }
+
+// Past the cap on the kernels' sources nothing more is read, and the cap is said once; the kernels
+// after it are still declared, so their launches give no false "unknown kernel".
+TEST_CASE("kernel files: the sources' cap stops reading, is said once, and leaves kernels declared") {
+  TempFolder t;
+  std::string includes;
+  for (int i = 0; i < 17; ++i) {
+    t.write(fmt::format("h{}.h", i), std::string(limits::kSourceFileBytes - 16, ' ') + "\n");
+    includes += fmt::format("#include \"h{}.h\"\n", i);
+  }
+  t.write("k.cu", includes + kKernel + "\n");
+  std::string yaml = "name: u\nkernels:\n";
+  for (int k = 0; k < 4; ++k)
+    yaml += fmt::format("  k{}:\n    file: k.cu\n    params: [x: inout float32]\n", k);
+  yaml += "buffers:\n  d: {type: float32, count: 32, memory: device}\nops:\n"
+          "  - launch: {kernel: k3, grid: [1], block: [32], args: {x: d}}\n";
+  t.write("exp.yaml", yaml);
+  std::string errors = load_errors(t.file("exp.yaml"));
+  CHECK(errors.starts_with(t.file("exp.yaml") +
+                           ":3:3: error: kernel 'k0': the kernels' sources and the files they "
+                           "include come to more than 16777216 bytes in all"));
+  CHECK(errors.find("error:") == errors.rfind("error:"));  // one error, no "unknown kernel 'k3'"
+}

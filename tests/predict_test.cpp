@@ -237,3 +237,25 @@ TEST_CASE("predict: explanations of runs recorded on the H200 name the right rul
 }
 
 }  // namespace streamlab
+
+namespace streamlab {
+
+// The model follows at most a few thousand waves of one kernel: the largest grid CUDA allows is
+// predicted at once (it took the model for ever, wave by wave), and its time is its work's.
+TEST_CASE("predict: the largest grid is predicted without following every wave") {
+  Experiment big = load_string(R"(name: huge-grid
+buffers:
+  a: {type: float32, count: 16, memory: device, init: zeros}
+ops:
+  - launch: {kernel: empty, grid: [2147483647, 65535, 65535], block: [1024]}
+  - launch: {kernel: empty, grid: [2147483647, 1, 1], block: [1024]}
+)",
+                               "huge.yaml");
+  auto p = predicted(big);
+  const auto& rep = p->run.reps.front();
+  double whole = rep.ops[0].end_ms - rep.ops[0].start_ms, row = rep.ops[1].end_ms - rep.ops[1].start_ms;
+  CHECK(std::isfinite(whole));
+  CHECK(whole == doctest::Approx(row));  // the same work: an empty kernel's time is its launch's
+}
+
+}  // namespace streamlab

@@ -25,6 +25,25 @@ namespace {
 
 using NodePtr = std::shared_ptr<ExpectNode>;
 
+// The names expectations give ops by: each id, and each name a loop gives its ops (`in` for
+// in[0], in[1], ...; `a[1]` for a[1][0], a[1][1], ...), so that finding either costs no scan of
+// the op list per expectation.
+struct OpNames {
+  std::unordered_map<std::string, int> ids;
+  std::unordered_map<std::string, std::vector<int>> arrays;
+};
+
+OpNames op_names(const Experiment& exp) {
+  OpNames out;
+  for (size_t i = 0; i < exp.ops.size(); ++i) {
+    const std::string& id = exp.ops[i].id;
+    out.ids.emplace(id, static_cast<int>(i));
+    for (size_t at = id.find('['); at != std::string::npos; at = id.find('[', at + 1))
+      out.arrays[id.substr(0, at)].push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
 struct ParseFailure {
   size_t offset;
   std::string message;
@@ -33,9 +52,10 @@ struct ParseFailure {
 
 class Parser {
  public:
-  // `op_of`: every op id, with its index (built once for all expectations).
+  // `op_of`: every op id, with its index, and the ops of each loop's name (built once for all
+  // expectations).
   Parser(std::string_view text, const Experiment& exp, const ParamScope& params,
-         const std::unordered_map<std::string, int>& op_of)
+         const OpNames& op_of)
       : text_(text), exp_(exp), params_(params), op_of_(op_of) {}
 
   // A condition (`boolean`), or a number: a measure and its bounds.
@@ -192,17 +212,14 @@ class Parser {
 
   // An op id, or the name of a loop's ops: every op whose id is NAME[k].
   std::vector<int> op_set(const std::string& name, size_t at) {
-    if (auto it = op_of_.find(name); it != op_of_.end()) return {it->second};
-    std::vector<int> set;
-    std::string prefix = name + "[";
-    for (size_t i = 0; i < exp_.ops.size(); ++i)
-      if (exp_.ops[i].id.starts_with(prefix)) set.push_back(static_cast<int>(i));
-    if (set.empty()) op_index(name, at);  // reports it, with the ids
-    return set;
+    if (auto it = op_of_.ids.find(name); it != op_of_.ids.end()) return {it->second};
+    if (auto it = op_of_.arrays.find(name); it != op_of_.arrays.end()) return it->second;
+    op_index(name, at);  // reports it, with the ids
+    return {};
   }
 
   int op_index(const std::string& id, size_t at) {
-    if (auto it = op_of_.find(id); it != op_of_.end()) return it->second;
+    if (auto it = op_of_.ids.find(id); it != op_of_.ids.end()) return it->second;
     std::vector<std::string> ids;  // not found: the ids, for the message
     for (const Op& op : exp_.ops) ids.push_back(op.id);
     return resolve(ids, id, "op", "op ids", at);
@@ -376,7 +393,7 @@ class Parser {
   std::string_view text_;
   const Experiment& exp_;
   const ParamScope& params_;
-  const std::unordered_map<std::string, int>& op_of_;
+  const OpNames& op_of_;
   size_t pos_ = 0;
 };
 
@@ -400,13 +417,31 @@ std::optional<std::string> expression_text(LoadContext& ctx, const YAML::Node& n
   return text;
 }
 
+// The ops an expression's op sets name.
+int64_t op_refs(const ExpectNode& n) {
+  int64_t refs = 0;
+  for (const auto& set : n.sets) refs += static_cast<int64_t>(set.size());
+  for (const auto& a : n.args) refs += op_refs(*a);
+  return refs;
+}
+
 // Parses `node`'s text; reports a problem at its column. Null when it does not parse.
 NodePtr parse_at(LoadContext& ctx, const YAML::Node& node, std::string_view what, bool boolean,
-                 const std::unordered_map<std::string, int>& op_of) {
+                 const OpNames& op_of) {
   auto text = expression_text(ctx, node, what);
   if (!text) return nullptr;
   try {
-    return Parser(*text, ctx.exp, ctx.params, op_of).run(boolean);
+    NodePtr root = Parser(*text, ctx.exp, ctx.params, op_of).run(boolean);
+    const bool was_over = ctx.expectation_op_refs > limits::kExpectationOpRefs;
+    ctx.expectation_op_refs += op_refs(*root);
+    if (ctx.expectation_op_refs > limits::kExpectationOpRefs) {
+      if (!was_over)  // said once, where the sets passed the limit
+        ctx.error(node, fmt::format("{}: the expectations' op sets name more than {} ops in all "
+                                  "(window(in, out) names every in[k] and out[k]): name fewer",
+                                  what, limits::kExpectationOpRefs));
+      return nullptr;
+    }
+    return root;
   } catch (const ParseFailure& f) {
     if (ctx.broken_params.contains(f.unknown_param)) return nullptr;  // its problem was reported
     SourceLoc at = ctx.loc(node);
@@ -418,7 +453,7 @@ NodePtr parse_at(LoadContext& ctx, const YAML::Node& node, std::string_view what
 }
 
 void read_measure(LoadContext& ctx, MapReader& r, Expectation& e,
-                  const std::unordered_map<std::string, int>& op_of) {
+                  const OpNames& op_of) {
   e.form = Expectation::Form::measure;
   e.text = r.ctx.scalar(r.get("measure"), "measure").value_or("");
   NodePtr root = parse_at(ctx, r.get("measure"), "measure", false, op_of);
@@ -454,7 +489,7 @@ void read_no_diagnostics(LoadContext& ctx, MapReader& r, Expectation& e) {
 
 // `- {id: ..., points: ..., that: COND | measure: EXPR, full_at, zero_at | no_diagnostics: [...]}`
 void load_item(LoadContext& ctx, const YAML::Node& item,
-               const std::unordered_map<std::string, int>& op_of) {
+               const OpNames& op_of) {
   std::vector<std::string> keys = {"that?",    "measure?",  "full_at?",
                                    "zero_at?", "relative?", "no_diagnostics?"};
   add_item_keys(keys);
@@ -495,9 +530,7 @@ void load_expectations(LoadContext& ctx, const YAML::Node& node) {
                           describe_node(node)));
     return;
   }
-  std::unordered_map<std::string, int> op_of;
-  for (size_t i = 0; i < ctx.exp.ops.size(); ++i)
-    op_of.emplace(ctx.exp.ops[i].id, static_cast<int>(i));
+  const OpNames op_of = op_names(ctx.exp);
   for_each_item(ctx, node, "expect", [&](const YAML::Node& item) {
     if (item.IsMap()) return load_item(ctx, item, op_of);
     NodePtr root = parse_at(ctx, item, "expect", true, op_of);
@@ -516,8 +549,7 @@ std::shared_ptr<const ExpectNode> parse_with(
   ParamScope params;
   for (const auto& [name, value] : exp.params) params[name] = value;
   for (const auto& [name, value] : extra) params[name] = value;
-  std::unordered_map<std::string, int> op_of;
-  for (size_t i = 0; i < exp.ops.size(); ++i) op_of.emplace(exp.ops[i].id, static_cast<int>(i));
+  const OpNames op_of = op_names(exp);
   try {
     return Parser(text, exp, params, op_of).run(false);
   } catch (const ParseFailure& f) {
@@ -545,9 +577,7 @@ std::shared_ptr<const ExpectNode> parse_measure(const Experiment& exp, std::stri
 
 std::shared_ptr<const ExpectNode> load_measure(LoadContext& ctx, const YAML::Node& node,
                                                std::string_view what) {
-  std::unordered_map<std::string, int> op_of;
-  for (size_t i = 0; i < ctx.exp.ops.size(); ++i)
-    op_of.emplace(ctx.exp.ops[i].id, static_cast<int>(i));
+  const OpNames op_of = op_names(ctx.exp);
   return parse_at(ctx, node, what, false, op_of);
 }
 

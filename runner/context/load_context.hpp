@@ -63,6 +63,7 @@ class LoadContext {
   // Every id of a check or an expectation, with its line.
   std::unordered_map<std::string, int> item_ids;
   int64_t items_read = 0;                   // checks and expectations read so far, loops expanded
+  int64_t expectation_op_refs = 0;          // ops named by expectations' op sets so far
   std::vector<std::string> item_loop_vars;  // the variables of the loops around the item read
   int block_depth = 0;                      // loops and graphs open around the op being read
   // Graphs open around the op being read: such an op is captured, not part of `exp.ops`, so it

@@ -26,6 +26,9 @@ inline constexpr int kBlockDepth = 16;        // loops and graphs nested in one 
 inline constexpr size_t kExpectationChars = 4096;  // one line of `expect:`
 // Checks and expectations after their loops are expanded: each check reads whole buffers.
 inline constexpr int64_t kItems = 10'000;
+// Ops named by the op sets of expectations (`window(in, out)` names every in[k] and out[k]), in
+// all: each is kept, and each is read again per repetition when the expectation is evaluated.
+inline constexpr int64_t kExpectationOpRefs = 4'000'000;
 
 // --- the YAML document ---
 // Nodes after expanding aliases (`*name`): an alias repeats its anchor's whole subtree, so a few

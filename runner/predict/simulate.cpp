@@ -13,6 +13,7 @@ namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
 constexpr double kEps = 1e-9;  // ms: times closer than this are the same time
+constexpr int64_t kMaxWaves = 4096;  // waves of one kernel the model follows one by one
 
 using Resource = Work::Resource;
 
@@ -100,8 +101,11 @@ class Simulation {
       last_in_queue[j.queue] = j.op;
       if (j.work.resource == Resource::sm) {
         const int64_t slots = static_cast<int64_t>(p_.sms) * j.work.per_sm;
-        const int64_t waves = (j.work.blocks + slots - 1) / slots;
-        j.undispatched = j.work.blocks;
+        // A grid of more waves than kMaxWaves is followed as kMaxWaves waves of longer blocks:
+        // its time is kept, only its interleaving with other kernels is coarser. Wave by wave, a
+        // grid of 2^31 x 65535 x 65535 blocks would hold the model for ever.
+        const int64_t waves = std::min((j.work.blocks + slots - 1) / slots, kMaxWaves);
+        j.undispatched = std::min(j.work.blocks, slots * kMaxWaves);
         j.natural = std::min(j.work.blocks, slots);
         j.block_ms = j.work.ms / static_cast<double>(waves);
       }
