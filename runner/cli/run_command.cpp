@@ -199,6 +199,7 @@ RunError explain_fault(const Experiment& exp, const RunArgs& args, const DeviceF
 }  // namespace
 
 RunRecord run_loaded(const Experiment& exp, const RunArgs& args, std::optional<TimeLimit>& limit) {
+  limit->progress.phase = RunProgress::analyzing;
   Findings findings = refuse_on_findings(exp, args);
   apply_environment(exp);
   try {
@@ -263,6 +264,7 @@ int cmd_check(const RunArgs& args) {
     std::cout << format_load_errors_json(args.file, e.diagnostics);
     return kExitInvalid;
   }
+  limit.progress.phase = RunProgress::analyzing;
   Findings findings = analyze(exp);
   FindingCounts n = count_findings(findings);
   if (args.format == "json") {

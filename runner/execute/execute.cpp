@@ -18,6 +18,8 @@ std::string RunProgress::describe() const {
       return "while loading the experiment";
     case compiling:
       return "while compiling its user kernels";
+    case analyzing:
+      return "while analyzing it (the race analysis of streamlab check)";
     case preparing:
       return "while preparing the run (buffers, libraries, graphs, warm-up calls)";
     case warmup:
@@ -26,6 +28,8 @@ std::string RunProgress::describe() const {
       return fmt::format("in timed repetition {} of {}", repetition.load(), of.load());
     case checking:
       return "while checking the results";
+    case modelling:
+      return "while explaining and predicting its timeline (the timeline model)";
   }
   return "";
 }
@@ -101,8 +105,8 @@ std::vector<RunRecord> run_together(std::vector<Participant>& runs, const RunOpt
   enter(options, RunProgress::timed, options.repeat);
   for (int64_t i = 0; i < options.repeat; ++i)
     next_repetition(options), run_round(runs, &records, i, failed), done(options.warmup + i + 1);
-  enter(options, RunProgress::checking);
   for (size_t i = 0; i < runs.size(); ++i) {
+    enter(options, RunProgress::checking);
     if (failed) *failed = i;
     const Experiment& exp = *runs[i].exp;
     Backend& backend = *runs[i].backend;
@@ -116,6 +120,7 @@ std::vector<RunRecord> run_together(std::vector<Participant>& runs, const RunOpt
     record.peaks = backend.peaks();
     record.figures = run_figures(exp, record);
     record.impossible = impossible_timings(exp, record);
+    enter(options, RunProgress::modelling);
     model(exp, options, backend, record);
   }
   return records;

@@ -14,7 +14,7 @@ namespace streamlab {
 
 // Where a run is, for the time limit's message: written by the run, read by the watchdog's thread.
 struct RunProgress {
-  enum Phase : int { loading, compiling, preparing, warmup, timed, checking };
+  enum Phase : int { loading, compiling, analyzing, preparing, warmup, timed, checking, modelling };
   std::atomic<int> phase{loading};
   std::atomic<int64_t> repetition{0};  // 1-based within its phase
   std::atomic<int64_t> of{0};          // repetitions in the phase
