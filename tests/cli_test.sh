@@ -279,6 +279,9 @@ expect profile-kept 0 '"device": "NVIDIA H200"' -- grep -m1 '"device"' "$out.pro
 rm -f "$out.prof.json"
 expect profile-device 2 "device profile /dev/zero: the file is not a regular file \(a character device\)" -- \
   timeout 10 "$bin" run $one --backend host --set N=64 --profile /dev/zero
+expect json-empty-path 2 "^streamlab: error: --json: expected a file's path \(or - for stdout\), got ''" -- "$bin" run $one --backend host --json ''
+expect set-twice 2 '^streamlab: error: --set N: given twice' -- "$bin" run $one --backend host --set N=64 --set N=32
+expect set-before 2 "--set N=Q: 'Q' is not a param declared before 'N' in the file" -- "$bin" check $one --set N=Q
 expect no-309-digits 2 '^[^0-9]*([0-9]{1,10}[^0-9]+)*$' -- "$bin" run $one --warmup -1
 
 # Colour (runner/report/colour.hpp): never into a pipe or a file unless --color always; on a

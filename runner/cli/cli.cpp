@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <set>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -59,6 +60,30 @@ CLI::Validator real_number(double least, double most) {
         return fmt::format("expected a number from {:g} to {:g}, got '{}'", least, most, printable(text));
       },
       "");
+}
+
+// Every option that names a file refuses an empty one: `--json ''` would otherwise write nothing
+// and say nothing, as if the option had not been given.
+void refuse_empty_paths(CLI::App& app) {
+  const CLI::Validator given(
+      [](std::string& text) {
+        return text.empty() ? std::string("expected a file's path (or - for stdout), got ''") : std::string();
+      },
+      "");
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    for (CLI::Option* o : sub->get_options())
+      for (const char* name : {"--json", "--csv", "--trace", "--html", "--gradescope", "--junit", "--tap",
+                               "--profile", "--markdown", "--rubric", "--reference", "--output"})
+        if (o->check_name(name)) o->check(given);
+}
+
+// A --set gives a param one value: given twice, which one counts would be a guess.
+std::string repeated_set(const std::vector<std::string>& sets) {
+  std::set<std::string> seen;
+  for (const auto& s : sets)
+    if (!seen.insert(s.substr(0, s.find('='))).second)
+      return fmt::format("--set {}: given twice; give each param one value", s.substr(0, s.find('=')));
+  return "";
 }
 
 void add_device_option(CLI::App* cmd, RunArgs& args) {
@@ -306,6 +331,7 @@ int run_cli(int argc, char** argv) {
       app.add_subcommand("completion", "Print the shell's completion script")->group("");
   completion->add_option("shell", shell)->required()->check(CLI::IsMember({"bash", "zsh"}));
   auto* manpage = app.add_subcommand("manpage", "Print the man page (roff)")->group("");
+  refuse_empty_paths(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -315,6 +341,7 @@ int run_cli(int argc, char** argv) {
   }
   TerminalColour painted(colour_when(colour));
   try {
+    if (auto twice = repeated_set(args.sets); !twice.empty()) throw CommandLineError(twice);
     if (run->parsed()) return cmd_run(args);
     if (check->parsed()) return cmd_check(args);
     if (grade->parsed()) return cmd_grade(args);

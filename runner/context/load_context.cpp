@@ -55,9 +55,9 @@ bool is_identifier(const std::string& s) {
 std::string describe_node(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Map:
-      return "a mapping";
+      return node.size() == 0 ? "an empty mapping" : "a mapping";
     case YAML::NodeType::Sequence:
-      return "a list";
+      return node.size() == 0 ? "an empty list" : "a list";
     case YAML::NodeType::Scalar:
       return "'" + node.Scalar() + "'";
     default:
@@ -160,6 +160,10 @@ std::optional<int> LoadContext::lookup(const YAML::Node& node, std::string_view 
   }
   std::vector<std::string> names;  // not found: the names, for the message
   for (const auto& item : items) names.push_back(item.name);
+  if (size_t open = name->find('['); open != std::string::npos && name->back() != ']') {
+    error(node, fmt::format("{} {}: expected ']' after the index", kind, *name));
+    return std::nullopt;
+  }
   if (size_t open = name->find('['); open != std::string::npos) {  // an index past an array's end?
     std::string base = name->substr(0, open + 1);
     int64_t size = std::count_if(names.begin(), names.end(),

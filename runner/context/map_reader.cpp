@@ -26,7 +26,12 @@ MapReader::MapReader(LoadContext& c, const YAML::Node& node, std::string what,
   entries_.reserve(node.size());
   for (auto it = node.begin(); it != node.end(); ++it) {
     const auto entry = *it;  // each it-> would build the key and value nodes again
-    std::string key = entry.first.IsScalar() ? entry.first.Scalar() : describe_node(entry.first);
+    if (!entry.first.IsScalar()) {  // `[a, b]: 1` or `{a: 1}: 2`
+      ctx.error(entry.first, fmt::format("a key in {} must be a plain name, got {}", what_,
+                                         describe_node(entry.first)));
+      continue;
+    }
+    std::string key = entry.first.Scalar();
     if (has(key)) {
       ctx.error(entry.first, fmt::format("duplicate key '{}' in {}", key, what_));
       continue;

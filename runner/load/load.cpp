@@ -28,8 +28,15 @@ std::optional<int64_t> apply_override(LoadContext& ctx, const std::string& name,
   auto value = evaluate(text, ctx.params);
   if (auto* v = std::get_if<int64_t>(&value)) return *v;
   bool list = text.find(',') != std::string::npos;  // K=1,2,4: a sweep written as a --set
+  const ExprError& e = std::get<ExprError>(value);
+  // A --set sees the params declared before its own, as the file's expression would.
+  std::string message = e.unknown_name.empty()
+                            ? e.message
+                            : fmt::format("'{}' is not a param declared before '{}' in the file{}",
+                                          e.unknown_name, name,
+                                          ctx.params.empty() ? " (none is)" : "");
   ctx.diags.error(kCommandLine,
-                  fmt::format("--set {}={}: {}{}", name, text, std::get<ExprError>(value).message,
+                  fmt::format("--set {}={}: {}{}", name, text, message,
                               list ? fmt::format("; to run over several values, --sweep {}={}", name, text) : ""));
   return std::nullopt;
 }
