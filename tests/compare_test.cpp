@@ -145,6 +145,8 @@ TEST_CASE("compare: a results file that is not one is an error naming the file a
   std::string ops = write(dir / "ops.json", R"({"schema_version": 1, "tool": {"name": "streamlab"}, "experiment": {"name": "e"},
                                 "spans": {"samples": {"host_ms": [1]}}, "ops": [{"id": "x"}]})");
   CHECK(error_of(ops) == ops + ": error: ops[0]: expected a member 'samples'");
+  std::string huge = write(dir / "huge.json", R"({"schema_version": 1e99999})");
+  CHECK(error_of(huge) == huge + ": error: not JSON streamlab reads: number overflow parsing '1e99999'");
 
   // A folder: results files by their path in it; other JSON left out and said.
   std::filesystem::remove_all(dir);

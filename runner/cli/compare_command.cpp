@@ -1,4 +1,5 @@
 // compare: two recorded runs, or two folders of them, measure by measure (runner/check/compare.hpp).
+#include <filesystem>
 #include <iostream>
 
 #include "runner/check/compare.hpp"
@@ -26,8 +27,11 @@ int cmd_compare(const CompareArgs& args) {
   CompareInputs in;
   in.a = read_recorded_runs(args.a, in.skipped);
   in.b = read_recorded_runs(args.b, in.skipped);
-  if (in.a.empty() || in.b.empty())
-    throw InvalidInput((in.a.empty() ? args.a : args.b) + ": error: no results file in the folder");
+  for (const auto& [runs, path] : {std::pair{&in.a, &args.a}, {&in.b, &args.b}})
+    if (runs->empty())
+      throw InvalidInput(*path + (std::filesystem::is_directory(*path)
+                                      ? ": error: no results file in the folder"
+                                      : ": error: the file holds no run (a sweep with no points)"));
   Comparison c = compare_runs(in.a, in.b, {.threshold = args.threshold / 100, .alpha = args.alpha});
   c.a_label = args.a, c.b_label = args.b;
   // Names and notes come from the results files: no byte of theirs may reach a terminal raw.

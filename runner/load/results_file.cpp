@@ -48,6 +48,11 @@ json parse(const std::string& file) {
     auto colon = what.rfind(": ");  // nlohmann's text after its own "[json.exception...] ... at line.."
     throw InvalidInput(fmt::format("{}:{}:{}: error: not JSON: {}", file, line, col,
                                    colon == std::string::npos ? what : what.substr(colon + 2)));
+  } catch (const json::out_of_range& e) {  // 406: a number past a double's range; no position given
+    std::string what = e.what();
+    auto bracket = what.find("] ");
+    throw InvalidInput(fmt::format("{}: error: not JSON streamlab reads: {}", file,
+                                   bracket == std::string::npos ? what : what.substr(bracket + 2)));
   }
 }
 
