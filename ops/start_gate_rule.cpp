@@ -12,8 +12,14 @@ size_t first_blocking_op(const Experiment& exp) {
   return exp.ops.size();
 }
 
+bool launches_block(const Experiment& exp) {
+  return std::any_of(exp.env.begin(), exp.env.end(), [](const auto& e) {
+    return e.first == "CUDA_LAUNCH_BLOCKING" && e.second == "1";
+  });
+}
+
 size_t gate_opens_before(const Experiment& exp) {
-  if (!exp.gate) return 0;
+  if (!exp.gate || launches_block(exp)) return 0;
   return std::min({first_blocking_op(exp), exp.ops.size(), kGateMaxHeld});
 }
 

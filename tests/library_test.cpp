@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ops/op_kind.hpp"
+#include "ops/start_gate_rule.hpp"
 #include "ops/user_kernel.hpp"
 #include "runner/context/library.hpp"
 #include "runner/core/half.hpp"
@@ -278,6 +279,21 @@ TEST_CASE(
   CHECK_FALSE(mapped("libcublas"));
   CHECK_FALSE(mapped("libcudnn"));
   CHECK_FALSE(mapped("libnccl"));
+}
+
+// With CUDA_LAUNCH_BLOCKING=1 a launch returns once its kernel is done: behind a closed gate it
+// would never return, so the gate holds nothing, in the run and in the model alike.
+TEST_CASE("experiment settings: blocking launches leave the start gate open") {
+  const std::string ops =
+      "ops:\n  - launch: {kernel: spin, grid: 1, block: 32, args: {us: 10}}\n"
+      "  - deviceSynchronize: {}\n";
+  Experiment gated = load_string("name: s\n" + ops, "s.yaml");
+  CHECK(gate_opens_before(gated) == 1);
+  Experiment blocking = load_string("name: s\nenv: {CUDA_LAUNCH_BLOCKING: 1}\n" + ops, "s.yaml");
+  CHECK(launches_block(blocking));
+  CHECK(gate_opens_before(blocking) == 0);
+  Experiment not_blocking = load_string("name: s\nenv: {CUDA_LAUNCH_BLOCKING: 0}\n" + ops, "s.yaml");
+  CHECK(gate_opens_before(not_blocking) == 1);
 }
 
 TEST_CASE("experiment settings: gate and timer") {

@@ -65,6 +65,12 @@ StartGate::StartGate(const Experiment& exp, const CudaState& state, bool enabled
                     : "start gate: off (--no-gate)";
     return;
   }
+  if (launches_block(exp)) {
+    opens_before_ = 0;
+    note_ = "start gate: off (the experiment sets CUDA_LAUNCH_BLOCKING=1: a launch into a held "
+            "stream would never return)";
+    return;
+  }
   if (opens_before_ == 0) {
     if (!exp.ops.empty())
       note_ = fmt::format("start gate: not used: the first op, '{}' ({}), blocks the host",
