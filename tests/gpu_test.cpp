@@ -364,17 +364,22 @@ ops:
                                "queries.yaml");
     for (TimerChoice timer : both_timers()) {
       auto gpu = make_cuda_backend(e, 0, {timer});
-      RunRecord run = run_experiment(e, *gpu, {3, 1, {}});
+      RunRecord run = run_experiment(e, *gpu, {5, 1, {}});
       INFO("timer ", run.timer);
+      std::vector<double> nap;
       for (const auto& rep : run.reps) {
         CHECK(rep.ops[4].answer == 0);  // the 3 ms kernel is still running
         CHECK(rep.ops[5].answer == 0);
         CHECK(rep.ops[7].answer == 1);  // after eventSynchronize
         CHECK(rep.ops[8].answer == 1);
         CHECK(rep.ops[2].device_ms() >= 2.0);  // the sleep, measured by the function itself
-        CHECK(rep.ops[2].device_ms() < 3.0);
         CHECK(rep.ops[3].start_ms >= rep.ops[2].end_ms);  // stream order
+        nap.push_back(rep.ops[2].device_ms());
       }
+      // Its own measure, not the stream's: a 2 ms sleep, not the 3 ms kernel's time or more. The
+      // median, since the OS may wake one sleep late (one of six read 4.55 ms on an H100 host).
+      std::sort(nap.begin(), nap.end());
+      CHECK(nap[nap.size() / 2] < 3.0);
       bool clamped = false;
       for (const auto& note : run.notes)
         clamped = clamped || note.find("stream 's': priority ") == 0;
