@@ -168,6 +168,12 @@ expect report-over-kernel-file 2 "error: --json $lab/lab/inside.cu: that is a fi
 expect report-over-kernel-header 2 "error: --csv $lab/lab/./inc.cuh: that is a file a user kernel reads \($lab/lab/inc.cuh\)" -- \
   "$bin" run "$lab/lab/inside.yaml" --backend host --csv "$lab/lab/./inc.cuh"
 expect kernel-files-kept 0 '^kept$' -- bash -c "grep -q one '$lab/lab/inside.cu' && grep -q one '$lab/lab/inc.cuh' && echo kept"
+# grade too, also when the kernel does not compile (the submission is then refused unrun).
+printf 'extern "C" __global__ void k(float* x) { x[threadIdx.x] = nothing; }\n' >"$lab/lab/broken.cu"
+kernel_experiment broken.cu >"$lab/lab/broken.yaml"
+expect grade-report-over-kernel-file 2 "error: --json $lab/lab/broken.cu: that is a file a user kernel reads" -- \
+  "$bin" grade "$lab/lab/broken.yaml" --rubric experiments/labs/overlap/overlap.rubric.yaml --backend host --json "$lab/lab/broken.cu"
+expect grade-kernel-file-kept 0 '^kept$' -- bash -c "grep -q nothing '$lab/lab/broken.cu' && echo kept"
 rm -rf "$lab"
 
 # An experiment is data. Whatever its env: says, no code from a path it names runs: the
@@ -209,7 +215,15 @@ rm -f "$out.sweep.yaml"
 printf 'name: sweep-self\nparams: {N: 64}\nsweep: {params: {N: [64, 256, 2*N]}}\nbuffers:\n  a: {type: float32, count: N, memory: pageable, init: zeros}\nops: []\n' >"$out.sweep.yaml"
 expect sweep-values-once 0 'sweep over N \(3 points\).* 128 ' -- \
   bash -c "'$bin' run '$out.sweep.yaml' --backend host 2>&1 | tr '\n' ' '; exit \${PIPESTATUS[0]}"
+# A run of one point (what a device fault's search runs) pins the swept param: its values are not
+# read with the pinned value, where 2*N = 256 would be a value twice.
+expect sweep-point-pinned 0 'verdict: passed' -- "$bin" run "$out.sweep.yaml" --backend host --set N=128
 rm -f "$out.sweep.yaml"
+# A plot naming an op that one point lacks is an error located in the file, at that point.
+printf 'name: pl\nparams: {K: 8}\nsweep: {params: {K: [1, 8]}, plot: ["duration(k[4])"]}\nops:\n  - loop: {var: i, count: K, ops: [{launch: {id: "k[i]", kernel: empty, grid: 1, block: 32}}]}\n' >"$out.plot.yaml"
+expect sweep-plot-located 2 "at sweep point K=1:.*plot.yaml:3:47: error: plot: unknown op 'k\[4\]'" -- \
+  bash -c "'$bin' run '$out.plot.yaml' --backend host 2>&1 | tr '\n' ' '; exit \${PIPESTATUS[0]}"
+rm -f "$out.plot.yaml"
 expect memory-refused 3 "need 7.276 TiB of host memory .* nothing was allocated" -- \
   bash -c "printf 'name: big\\nbuffers:\\n  a: {type: float64, count: 1000000000000, memory: pinned}\\nops: []\\n' > '$out.big.yaml'; '$bin' run '$out.big.yaml' --backend host"
 rm -f "$out.big.yaml"

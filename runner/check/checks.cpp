@@ -2,6 +2,7 @@
 
 #include "runner/check/check_table.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>

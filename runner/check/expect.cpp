@@ -162,12 +162,13 @@ const std::vector<ExpectFunction> kFunctions = {
      }},
 };
 
+// Comparisons of a number that is not finite (a duration of 0 divided into something) are
+// unknown (NaN), and and/or/not carry an unknown through unless the other side decides
+// (`duration(b) == 0 or duration(a) / duration(b) < 2` holds when b took 0): inf or NaN never
+// decides a verdict.
 struct ExpectationEvaluator {
   const ExpectContext& ctx;
   ExpectationResult& result;
-  // Set when measured values met in arithmetic that gives no finite number (a duration of 0
-  // divided into something): the verdict would then be decided by inf or NaN, so there is none.
-  bool no_number = false;
 
   double eval(const ExpectNode& n) {
     switch (n.kind) {
@@ -175,8 +176,10 @@ struct ExpectationEvaluator {
         return n.value;
       case ExpectNode::Kind::negate:
         return -eval(*n.args[0]);
-      case ExpectNode::Kind::logical_not:
-        return eval(*n.args[0]) == 0 ? 1 : 0;
+      case ExpectNode::Kind::logical_not: {
+        double v = eval(*n.args[0]);
+        return std::isnan(v) ? NAN : v == 0 ? 1 : 0;
+      }
       case ExpectNode::Kind::call:
         return call(n);
       case ExpectNode::Kind::binary:
@@ -197,14 +200,15 @@ struct ExpectationEvaluator {
   double binary(const ExpectNode& n) {
     double a = eval(*n.args[0]), b = eval(*n.args[1]);
     const std::string& op = n.op;
-    if (op == "and") return a != 0 && b != 0;
-    if (op == "or") return a != 0 || b != 0;
-    if (op == "+" || op == "-" || op == "*" || op == "/") {
-      double v = op == "+" ? a + b : op == "-" ? a - b : op == "*" ? a * b : a / b;
-      // An operand already NaN is an unmeasured value: evaluate_node says which.
-      if (!std::isfinite(v) && std::isfinite(a) && std::isfinite(b)) no_number = true;
-      return v;
-    }
+    auto known = [](double v) { return !std::isnan(v); };
+    if (op == "and") return a == 0 || b == 0 ? 0 : known(a) && known(b) ? 1 : NAN;
+    if (op == "or")
+      return (known(a) && a != 0) || (known(b) && b != 0) ? 1 : known(a) && known(b) ? 0 : NAN;
+    if (op == "+") return a + b;
+    if (op == "-") return a - b;
+    if (op == "*") return a * b;
+    if (op == "/") return a / b;
+    if (!std::isfinite(a) || !std::isfinite(b)) return NAN;  // a comparison of no number
     if (op == "<") return a < b;
     if (op == "<=") return a <= b;
     if (op == ">") return a > b;
@@ -229,18 +233,15 @@ std::string format_values(const ExpectationResult& r) {
 // Evaluates `node` (a condition or a measure) into `r.values`; NaN when a value it needs was not
 // measured (r.detail then says so).
 double evaluate_node(const ExpectNode& node, const ExpectContext& ctx, ExpectationResult& r) {
-  ExpectationEvaluator evaluator{ctx, r};
-  double v = evaluator.eval(node);
+  double v = ExpectationEvaluator{ctx, r}.eval(node);
   for (const auto& [text, value] : r.values)
     if (std::isnan(value)) {
       r.detail = fmt::format("not measured with --timer {}: {}", ctx.run.timer, format_values(r));
       return NAN;
     }
-  if (evaluator.no_number) {
+  if (node.boolean && std::isnan(v))
     r.detail = fmt::format("{}{}the arithmetic gives no finite number (a division by a measured 0?)",
                            format_values(r), format_values(r).empty() ? "" : "; ");
-    return NAN;
-  }
   return v;
 }
 
@@ -381,6 +382,15 @@ std::vector<ExpectationResult> evaluate_expectations(const Experiment& exp, cons
   for (size_t i = 0; i < exp.expectations.size(); ++i)
     out.push_back(evaluate(exp.expectations[i], i, ctx));
   return out;
+}
+
+double evaluate_constant(const ExpectNode& node) {
+  static const Experiment kNoExperiment;
+  static const RunRecord kNoRun;
+  static const std::vector<PeerRun> kNoPeers;
+  ExpectContext ctx{kNoExperiment, kNoRun, kNoRun.figures, kNoPeers};
+  ExpectationResult r;
+  return ExpectationEvaluator{ctx, r}.eval(node);
 }
 
 double measure_value(const Experiment& exp, const RunRecord& run, const ExpectNode& measure) {

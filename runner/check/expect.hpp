@@ -68,6 +68,9 @@ std::shared_ptr<const ExpectNode> parse_measure(const Experiment& exp, std::stri
                                                 std::string* error);
 // A measure's value on a run; NaN where something it needs was not measured.
 double measure_value(const Experiment& exp, const RunRecord& run, const ExpectNode& measure);
+// The value of an expression that calls no function (numbers and params only), as a run would
+// evaluate it: NaN for a condition that compares a number that is not finite.
+double evaluate_constant(const ExpectNode& node);
 // Whether a measure needs GPU times (the host backend has none; its prediction does).
 bool measure_uses_time(const ExpectNode& measure);
 // A measure's unit, from its functions' units ("ms", "GB/s"): "" for a ratio of one unit or a

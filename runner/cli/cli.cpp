@@ -65,16 +65,19 @@ CLI::Validator real_number(double least, double most) {
 // Every option that names a file refuses an empty one: `--json ''` would otherwise write nothing
 // and say nothing, as if the option had not been given.
 void refuse_empty_paths(CLI::App& app) {
-  const CLI::Validator given(
-      [](std::string& text) {
-        return text.empty() ? std::string("expected a file's path (or - for stdout), got ''") : std::string();
-      },
-      "");
+  auto given = [](std::string what) {
+    return CLI::Validator(
+        [what](std::string& text) { return text.empty() ? "expected " + what + ", got ''" : std::string(); }, "");
+  };
+  const CLI::Validator output = given("a file's path (or - for stdout)"), input = given("a file's path");
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-    for (CLI::Option* o : sub->get_options())
+    for (CLI::Option* o : sub->get_options()) {
       for (const char* name : {"--json", "--csv", "--trace", "--html", "--gradescope", "--junit", "--tap",
-                               "--profile", "--markdown", "--rubric", "--reference", "--output"})
-        if (o->check_name(name)) o->check(given);
+                               "--markdown", "--output"})
+        if (o->check_name(name)) o->check(output);
+      for (const char* name : {"--profile", "--rubric", "--reference"})
+        if (o->check_name(name)) o->check(input);
+    }
 }
 
 // A --set gives a param one value: given twice, which one counts would be a guess.

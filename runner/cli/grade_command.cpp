@@ -177,10 +177,13 @@ struct Submission {
   std::string problem;
 };
 
-Submission prepare_submission(const RunArgs& args, const Rubric& rubric) {
+// `plan`: the reports, which may not replace a file the submission's kernels read, whether or not
+// they compile.
+Submission prepare_submission(const RunArgs& args, const Rubric& rubric, const OutputPlan& plan) {
   Submission s;
   try {
     s.exp = load_with_rubric_params(args.file, rubric);
+    refuse_kernel_files(plan, *s.exp);
     // A kernel that does not compile fails `check`, so it fails the grade on every backend (the
     // host backend never compiles kernels to run them).
     compile_for_check(*s.exp);
@@ -316,8 +319,7 @@ int cmd_grade(const RunArgs& args) {
   for (const Peer& p : peers) peer_files.push_back({fmt::format("peer '{}'", p.name), p.file});
   plan.refuse_inputs(peer_files);
   check_rubric_fits_reference(rubric, peers);
-  Submission sub = prepare_submission(args, rubric);
-  if (sub.exp) refuse_kernel_files(plan, *sub.exp);
+  Submission sub = prepare_submission(args, rubric, plan);
 
   auto finish = [&](std::vector<ScoredItem> items, std::string output) {
     limit.reset();  // first: its last words would write the outputs too

@@ -201,6 +201,7 @@ RunError explain_fault(const Experiment& exp, const RunArgs& args, const DeviceF
 RunRecord run_loaded(const Experiment& exp, const RunArgs& args, std::optional<TimeLimit>& limit) {
   limit->progress.phase = RunProgress::analyzing;
   Findings findings = refuse_on_findings(exp, args);
+  limit->progress.phase = RunProgress::preparing;  // the backend's set-up comes next
   apply_environment(exp);
   try {
     return run_with(exp, args, std::move(findings), *limit);

@@ -66,12 +66,14 @@ class TimeLimit {
   // `file`: what a `timeout:` comes from, for the message ("the experiment", "the rubric").
   // `started`: when the command began; the limit counts from then (a sweep's points share the
   // command's limit, not one each).
+  // `exp`: the experiment when it is already loaded, so that the first deadline is already its own.
   explicit TimeLimit(const RunArgs& args, std::string file = "the experiment",
-                     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now())
+                     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now(),
+                     const Experiment* exp = nullptr)
       : args_(args),
         file_(std::move(file)),
         start_(started),
-        watchdog_(deadline(seconds(nullptr)), limit_text(nullptr),
+        watchdog_(deadline(seconds(exp)), limit_text(exp),
                   [this] { return what_was_running(); }) {
     if (line_.on_terminal())
       watchdog_.set_ticker([this] { line_.tick(progress, backend_, ProgressLine::Clock::now()); });

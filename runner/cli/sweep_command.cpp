@@ -107,8 +107,7 @@ void run_point(const RunArgs& args, const SweepSpec& sweep, const Measures& meas
   std::cerr << fmt::format("streamlab: sweep point {} of {}: {}\n", index + 1, total,
                            point_text(point.params));
   RunArgs a = point_args(args, point.params);
-  std::optional<TimeLimit> limit(std::in_place, a, "the experiment", started);
-  limit->loaded(point.exp);
+  std::optional<TimeLimit> limit(std::in_place, a, "the experiment", started, &point.exp);
   point.record = run_loaded(point.exp, a, limit);
   point.plots = plot_values(measures, point.exp, point.record);
   point.predicted_plots.assign(sweep.plots.size(), NAN);

@@ -67,8 +67,8 @@ StartGate::StartGate(const Experiment& exp, const CudaState& state, bool enabled
   }
   if (launches_block(exp)) {
     opens_before_ = 0;
-    note_ = "start gate: off (the experiment sets CUDA_LAUNCH_BLOCKING=1: a launch into a held "
-            "stream would never return)";
+    note_ = "start gate: off (CUDA_LAUNCH_BLOCKING=1: a launch into a held stream would never "
+            "return)";
     return;
   }
   if (opens_before_ == 0) {

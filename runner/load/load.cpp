@@ -195,7 +195,7 @@ void load_events(LoadContext& ctx, const YAML::Node& node) {
 // Defined in load_buffers.cpp and load_ops.cpp.
 void load_buffers(LoadContext& ctx, const YAML::Node& node);
 void load_ops(LoadContext& ctx, const YAML::Node& node);
-void load_sweep(LoadContext& ctx, const YAML::Node& node);  // load_sweep.cpp
+void load_sweep(LoadContext& ctx, const YAML::Node& node, const LoadOptions& options);  // load_sweep.cpp
 void load_communicators(LoadContext& ctx, const YAML::Node& node);  // ops/nccl.cpp
 
 namespace {
@@ -251,8 +251,7 @@ void load_top(LoadContext& ctx, const YAML::Node& root, const LoadOptions& optio
   load_ops(ctx, top.require("ops"));
   load_checks(ctx, top.get("checks"));
   load_expectations(ctx, top.get("expect"));
-  YAML::Node sweep = top.get("sweep");  // read (a point must not call it an unknown key), maybe unused
-  if (!options.sweep_point) load_sweep(ctx, sweep);
+  load_sweep(ctx, top.get("sweep"), options);
   std::string too_many = repetitions_problem(ctx.exp, ctx.exp.repeat, ctx.exp.warmup);
   if (!too_many.empty())
     ctx.error(top.has("repeat") ? top.get("repeat") : top.get("warmup"), too_many);

@@ -12,9 +12,9 @@ namespace streamlab {
 struct LoadOptions {
   // `--set NAME=EXPR`, in command-line order; each replaces the param's expression in the file.
   std::vector<std::pair<std::string, std::string>> overrides;
-  // A point of a sweep: the file's `sweep:` was read once, before the points, with the params as
-  // the file and --set give them. Read again with the point's values, `[64, 2*N]` would mean
-  // other values at each point.
+  // A point of a sweep: the file's `sweep:` axes were read once, before the points, with the params
+  // as the file and --set give them (read again with the point's values, `[64, 2*N]` would mean
+  // other values at each point); only its plots are read again, against the point's ops.
   bool sweep_point = false;
 };
 

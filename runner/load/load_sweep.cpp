@@ -88,10 +88,16 @@ void load_plots(LoadContext& ctx, const YAML::Node& node, std::vector<SweepPlot>
 
 }  // namespace
 
-void load_sweep(LoadContext& ctx, const YAML::Node& node) {
+void load_sweep(LoadContext& ctx, const YAML::Node& node, const LoadOptions& options) {
   if (!node.IsDefined() || node.IsNull()) return;
   MapReader r(ctx, node, "sweep", {"params", "plot?"});
   if (!r.ok()) return;
+  if (options.sweep_point) {
+    // The axes were read once, before the points; the plots name the point's own ops (out[K-1]),
+    // so they are read again at each point, where their errors have a line and a column.
+    load_plots(ctx, r.get("plot"), ctx.exp.sweep.plots);
+    return;
+  }
   YAML::Node params = r.require("params");
   if (!params.IsMap() || params.size() == 0)
     return ctx.error(params, fmt::format("sweep: params: expected a mapping {{NAME: [values]}}, "
@@ -104,6 +110,12 @@ void load_sweep(LoadContext& ctx, const YAML::Node& node) {
       ctx.error(it->first, fmt::format("sweep: param '{}' is swept twice", it->first.Scalar()));
       continue;
     }
+    // A --set pins the axis (it is left out): its values, read with the pinned value, could
+    // collide (`[64, 2*N]` with N=128), and a child run of one point sets every axis so.
+    if (it->first.IsScalar() &&
+        std::any_of(options.overrides.begin(), options.overrides.end(),
+                    [&](const auto& o) { return o.first == it->first.Scalar(); }))
+      continue;
     load_axis(ctx, it->first, it->second, spec.axes);
   }
   if (auto problem = size_problem(spec.axes); !problem.empty()) ctx.error(params, "sweep: " + problem);

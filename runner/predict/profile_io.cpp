@@ -1,5 +1,6 @@
 #include "runner/predict/profile_io.hpp"
 
+#include <cerrno>
 #include <cmath>
 
 #include <fmt/format.h>
