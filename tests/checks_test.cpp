@@ -1,12 +1,24 @@
 // runner/check/checks: each check kind passes on right contents, and on wrong ones names the first
 // wrong element with its index, actual and expected value.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "runner/load/load.hpp"
 #include "tests/test_support.hpp"
 
 using namespace streamlab;
 using namespace streamlab::test;
+
+namespace {
+
+// The one check of `e`, run on the host backend.
+CheckResult only_check(const Experiment& e) {
+  RunRecord run = run_on_host(e);
+  REQUIRE(run.checks.size() == 1);
+  return run.checks[0];
+}
+
+}  // namespace
 
 TEST_CASE(
     "checks: close, value, checksum and reference pass on right contents and name the first wrong "
@@ -90,24 +102,27 @@ checks:
   - transpose: {input: a, output: t}
 )",
                        "t.yaml");
-  RunRecord run = run_on_host(e);
-  REQUIRE(run.checks.size() == 1);
-  CHECK_FALSE(run.checks[0].passed);
-  CHECK(run.checks[0].detail ==
-        "t[0, 100] = 0, expected 13000 (= a[100, 0]); 2 of 16900 elements differ");
+  CheckResult check = only_check(e);
+  CHECK_FALSE(check.passed);
+  CHECK(check.detail == "t[0, 100] = 0, expected 13000 (= a[100, 0]); 2 of 16900 elements differ");
 }
 
 TEST_CASE("checks: close holds for equal infinities, never for NaN") {
-  auto e = load_string(R"(name: inf
+  auto overflowed = [](const char* then) {  // x is +inf after the first launch (3e38 x 10)
+    return load_string(fmt::format(R"(name: inf
 buffers:
-  x: {type: float32, count: 4, memory: device, init: {value: 3e38}}
+  x: {{type: float32, count: 4, memory: device, init: {{value: 3e38}}}}
 ops:
-  - launch: {kernel: scale, grid: 1, block: 4, args: {x: x, factor: 10}}
-checks:
-  - close: {a: x, b: x}
+  - launch: {{kernel: scale, grid: 1, block: 4, args: {{x: x, factor: 10}}}}
+{}checks:
+  - close: {{a: x, b: x}}
 )",
+                                   then),
                        "inf.yaml");
-  RunRecord run = run_on_host(e);
-  REQUIRE(run.checks.size() == 1);
-  CHECK_MESSAGE(run.checks[0].passed, run.checks[0].detail);
+  };
+  CheckResult inf = only_check(overflowed(""));
+  CHECK_MESSAGE(inf.passed, inf.detail);
+  CheckResult nan = only_check(  // inf x 0 is NaN
+      overflowed("  - launch: {kernel: scale, grid: 1, block: 4, args: {x: x, factor: 0}}\n"));
+  CHECK_FALSE(nan.passed);
 }

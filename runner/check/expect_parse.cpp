@@ -280,10 +280,13 @@ class Parser {
 
   NodePtr make(ExpectNode::Kind kind, std::string op,
                std::vector<std::shared_ptr<const ExpectNode>> args, size_t begin, bool boolean) {
-    if (NodePtr folded = fold(kind, op, args, begin)) return folded;
     auto n = std::make_shared<ExpectNode>();
     n->kind = kind, n->op = std::move(op), n->args = std::move(args), n->boolean = boolean;
     n->begin = begin, n->end = pos_;
+    if (foldable(*n)) {  // arithmetic on numbers known at load: one node, evaluated as a run would
+      n->value = evaluate_constant(*n);
+      n->kind = ExpectNode::Kind::number, n->op.clear(), n->args.clear();
+    }
     for (const auto& a : n->args) n->height = std::max(n->height, a->height + 1);
     // A chain (`a + b + c ...`) grows the tree one level per operator: evaluating it recurses
     // that deep, so its height is bounded like the parser's own nesting.
@@ -293,21 +296,13 @@ class Parser {
     return n;
   }
 
-  // Arithmetic on numbers known at load (literals and params) is done here: a chain of them then
-  // costs one node, not one level of the tree per operator.
-  NodePtr fold(ExpectNode::Kind kind, const std::string& op,
-               const std::vector<std::shared_ptr<const ExpectNode>>& args, size_t begin) {
+  // Arithmetic whose operands are numbers known at load (literals and params) is done at load: a
+  // chain of them then costs one node, not one level of the tree per operator.
+  static bool foldable(const ExpectNode& n) {
     using K = ExpectNode::Kind;
-    bool arithmetic = kind == K::negate || (kind == K::binary && (op == "+" || op == "-" ||
-                                                                  op == "*" || op == "/"));
-    if (!arithmetic) return nullptr;
-    for (const auto& a : args)
-      if (a->kind != K::number) return nullptr;
-    double a = args[0]->value, b = args.size() > 1 ? args[1]->value : 0;
-    double v = kind == K::negate ? -a : op == "+" ? a + b : op == "-" ? a - b : op == "*" ? a * b : a / b;
-    auto n = std::make_shared<ExpectNode>();
-    n->kind = K::number, n->value = v, n->begin = begin, n->end = pos_;
-    return n;
+    bool arithmetic = n.kind == K::negate || (n.kind == K::binary && !n.boolean);
+    return arithmetic && std::all_of(n.args.begin(), n.args.end(),
+                                     [](const auto& a) { return a->kind == K::number; });
   }
 
   static bool calls_any(const ExpectNode& n) {

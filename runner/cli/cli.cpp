@@ -84,8 +84,8 @@ void refuse_empty_paths(CLI::App& app) {
 std::string repeated_set(const std::vector<std::string>& sets) {
   std::set<std::string> seen;
   for (const auto& s : sets)
-    if (!seen.insert(s.substr(0, s.find('='))).second)
-      return fmt::format("--set {}: given twice; give each param one value", s.substr(0, s.find('=')));
+    if (std::string name = s.substr(0, s.find('=')); !seen.insert(name).second)
+      return fmt::format("--set {}: given twice; give each param one value", name);
   return "";
 }
 

@@ -160,9 +160,8 @@ OutputPlan grade_plan(const RunArgs& args) {
                               {"--junit", &args.junit},
                               {"--tap", &args.tap}})
     if (!path->empty()) requests.push_back({option, *path});
-  std::vector<InputFile> inputs = {{"the submission", args.file}, {"the rubric", args.rubric}};
-  if (!args.profile.empty()) inputs.push_back({"the device profile (--profile)", args.profile});
-  OutputPlan plan(std::move(requests), std::move(inputs));
+  OutputPlan plan(std::move(requests),
+                  with_profile({{"the submission", args.file}, {"the rubric", args.rubric}}, args));
   refuse_stdout_without_stderr(plan, args.no_stderr);
   return plan;
 }

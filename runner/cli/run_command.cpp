@@ -85,9 +85,7 @@ OutputPlan output_plan(const RunArgs& args) {
   std::vector<OutputRequest> requests;
   for (const auto& r : kReportOptions)
     if (!(args.*r.path).empty()) requests.push_back({r.option, args.*r.path});
-  std::vector<InputFile> inputs = {{"the experiment file", args.file}};
-  if (!args.profile.empty()) inputs.push_back({"the device profile (--profile)", args.profile});
-  OutputPlan plan(std::move(requests), std::move(inputs));
+  OutputPlan plan(std::move(requests), with_profile({{"the experiment file", args.file}}, args));
   refuse_stdout_without_stderr(plan, args.no_stderr);
   return plan;
 }

@@ -145,6 +145,11 @@ void compile_for_check(const Experiment& exp) {
   }
 }
 
+std::vector<InputFile> with_profile(std::vector<InputFile> inputs, const RunArgs& args) {
+  if (!args.profile.empty()) inputs.push_back({"the device profile (--profile)", args.profile});
+  return inputs;
+}
+
 // The files the experiment's kernels read are known once it is loaded: no report replaces them.
 void refuse_kernel_files(const OutputPlan& plan, const Experiment& exp) {
   std::vector<InputFile> inputs;

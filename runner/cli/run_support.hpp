@@ -170,6 +170,9 @@ void compile_for_check(const Experiment& exp);
 
 // The files the experiment's kernels read are known once it is loaded: no report replaces them.
 void refuse_kernel_files(const OutputPlan& plan, const Experiment& exp);
+// `inputs` and the device profile `--profile` names, if any: files a command reads, which no
+// report of it may replace.
+std::vector<InputFile> with_profile(std::vector<InputFile> inputs, const RunArgs& args);
 
 // With --no-stderr, notes and diagnostics go to stdout: a report written to "-" would mix with
 // them, so it is refused (CommandLineError).
